@@ -1,0 +1,72 @@
+# qtls: a TLS 1.3 library for QUIC on OpenSSL 3 libcrypto.
+# make | make check | make check SANITIZE=1 | make demo | make install PREFIX=...
+
+BUILD   ?= build
+PREFIX  ?= /usr/local
+CC      ?= cc
+SANITIZE ?=
+
+OPT      = -O2 -g
+WARN     = -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
+CPPFLAGS = -Iinclude -Isrc -D_GNU_SOURCE -DOPENSSL_SUPPRESS_DEPRECATED
+ifeq ($(SANITIZE),1)
+  OPT   = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  BUILD := $(BUILD)-san
+endif
+CFLAGS_ALL = -std=c11 $(OPT) $(WARN) -fPIC $(CFLAGS)
+LIBCRYPTO  = $(shell pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)
+
+SRCS = $(sort $(wildcard src/*.c))
+OBJS = $(SRCS:src/%.c=$(BUILD)/obj/%.o)
+TEST_SRCS = $(sort $(wildcard tests/test_*.c))
+TESTS = $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+TEST_HELPERS = $(sort $(wildcard tests/helpers/*.c))
+
+.PHONY: all check demo install clean deps
+all: $(BUILD)/libqtls.a $(BUILD)/libqtls.so $(BUILD)/qtls.pc
+
+$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h include/qtls/*.h) | $(BUILD)/obj
+	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/obj $(BUILD)/tests:
+	mkdir -p $@
+
+$(BUILD)/libqtls.a: $(OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+# Only the OpenSSL-compatible surface is exported; internals stay local.
+$(BUILD)/libqtls.so: $(OBJS) src/libqtls.map
+	$(CC) -shared -o $@ $(OBJS) $(OPT) -Wl,-soname,libqtls.so.0 -Wl,-Bsymbolic \
+	    -Wl,--version-script=src/libqtls.map $(LIBCRYPTO)
+
+$(BUILD)/qtls.pc: qtls.pc.in
+	sed -e 's|@PREFIX@|$(PREFIX)|' $< > $@
+
+$(BUILD)/tests/%: tests/%.c $(TEST_HELPERS) $(wildcard tests/helpers/*.h) $(BUILD)/libqtls.a | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) -Itests/helpers $(CFLAGS_ALL) -o $@ $< $(TEST_HELPERS) \
+	    $(BUILD)/libqtls.a $(LIBCRYPTO) -lcmocka $(TEST_LIBS_$*)
+
+TEST_LIBS_test_gnutls = -lgnutls
+
+deps:
+	@scripts/deps.sh
+
+check: deps all $(TESTS)
+	@scripts/gen-certs.sh $(BUILD)/certs
+	@QTLS_CERTS=$(CURDIR)/$(BUILD)/certs scripts/run-tests.sh $(TESTS)
+
+demo: deps all $(BUILD)/tests/test_handshake
+	@scripts/gen-certs.sh $(BUILD)/certs
+	@QTLS_CERTS=$(CURDIR)/$(BUILD)/certs $(BUILD)/tests/demo
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/qtls/compat/openssl
+	install -m 644 $(BUILD)/libqtls.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libqtls.so $(DESTDIR)$(PREFIX)/lib/libqtls.so.0
+	ln -sf libqtls.so.0 $(DESTDIR)$(PREFIX)/lib/libqtls.so
+	install -m 644 include/qtls/quic.h $(DESTDIR)$(PREFIX)/include/qtls/
+	install -m 644 include/compat/openssl/ssl.h $(DESTDIR)$(PREFIX)/include/qtls/compat/openssl/
+	install -m 644 $(BUILD)/qtls.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+
+clean:
+	rm -rf build build-san

@@ -1,0 +1,85 @@
+/*
+ * qtls: the QUIC API of BoringSSL / quictls on a from-scratch TLS 1.3 engine.
+ *
+ * This header declares exactly the QUIC-TLS contract (see README.md). It is
+ * meant to be reached through include/compat/openssl/ssl.h so that sources
+ * written for quictls compile unchanged; it relies on <openssl/ssl.h> for
+ * SSL, SSL_CTX and SSL_CIPHER.
+ */
+#ifndef QTLS_QUIC_H
+#define QTLS_QUIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <openssl/ssl.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QTLS_VERSION_STRING "0.1.0"
+
+/* The transport-parameter extension codepoints (RFC 9001 §8.2, and draft-27). */
+#define TLSEXT_TYPE_quic_transport_parameters_draft 0xffa5
+#define TLSEXT_TYPE_quic_transport_parameters 0x0039
+
+/* quictls reason codes; nginx detects the quictls API by the second one. */
+#define SSL_R_WRONG_ENCRYPTION_LEVEL_RECEIVED 800
+#define SSL_R_MISSING_QUIC_TRANSPORT_PARAMETERS_EXTENSION 801
+
+typedef enum ssl_encryption_level_t {
+    ssl_encryption_initial = 0,
+    ssl_encryption_early_data,
+    ssl_encryption_handshake,
+    ssl_encryption_application
+} OSSL_ENCRYPTION_LEVEL;
+
+/*
+ * The LibreSSL layout: the four quictls members first, so positional
+ * initialisers written for quictls keep working, then BoringSSL-style split
+ * secret callbacks, used only when set_encryption_secrets is NULL.
+ */
+struct ssl_quic_method_st {
+    int (*set_encryption_secrets)(SSL *ssl, OSSL_ENCRYPTION_LEVEL level,
+                                  const uint8_t *read_secret, const uint8_t *write_secret,
+                                  size_t secret_len);
+    int (*add_handshake_data)(SSL *ssl, OSSL_ENCRYPTION_LEVEL level, const uint8_t *data,
+                              size_t len);
+    int (*flush_flight)(SSL *ssl);
+    int (*send_alert)(SSL *ssl, enum ssl_encryption_level_t level, uint8_t alert);
+    int (*set_read_secret)(SSL *ssl, enum ssl_encryption_level_t level,
+                           const SSL_CIPHER *cipher, const uint8_t *secret, size_t secret_len);
+    int (*set_write_secret)(SSL *ssl, enum ssl_encryption_level_t level,
+                            const SSL_CIPHER *cipher, const uint8_t *secret, size_t secret_len);
+};
+typedef struct ssl_quic_method_st SSL_QUIC_METHOD;
+
+int SSL_CTX_set_quic_method(SSL_CTX *ctx, const SSL_QUIC_METHOD *quic_method);
+int SSL_set_quic_method(SSL *ssl, const SSL_QUIC_METHOD *quic_method);
+int SSL_is_quic(const SSL *ssl);
+
+int SSL_set_quic_transport_params(SSL *ssl, const uint8_t *params, size_t params_len);
+void SSL_get_peer_quic_transport_params(const SSL *ssl, const uint8_t **out_params,
+                                        size_t *out_params_len);
+void SSL_set_quic_transport_version(SSL *ssl, int version);
+int SSL_get_quic_transport_version(const SSL *ssl);
+int SSL_get_peer_quic_transport_version(const SSL *ssl);
+void SSL_set_quic_use_legacy_codepoint(SSL *ssl, int use_legacy);
+
+OSSL_ENCRYPTION_LEVEL SSL_quic_read_level(const SSL *ssl);
+OSSL_ENCRYPTION_LEVEL SSL_quic_write_level(const SSL *ssl);
+size_t SSL_quic_max_handshake_flight_len(const SSL *ssl, OSSL_ENCRYPTION_LEVEL level);
+
+int SSL_provide_quic_data(SSL *ssl, OSSL_ENCRYPTION_LEVEL level, const uint8_t *data,
+                          size_t len);
+int SSL_process_quic_post_handshake(SSL *ssl);
+
+void SSL_set_quic_early_data_enabled(SSL *ssl, int enabled);
+int SSL_set_quic_early_data_context(SSL *ssl, const uint8_t *context, size_t context_len);
+
+int SSL_CIPHER_get_prf_nid(const SSL_CIPHER *cipher);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QTLS_QUIC_H */

@@ -1,0 +1,513 @@
+/*
+ * qtls internals: the structures behind SSL_CTX / SSL and the prototypes
+ * shared between files. Layers (DESIGN.md): API (ctx.c, ssl.c, ctrl.c) ->
+ * QUIC glue (quic.c) -> handshake (handshake.c, client.c, server.c,
+ * extensions.c, msg.c) -> key schedule (keysched.c) -> crypto adapter
+ * (crypto.c, the only EVP caller besides cert.c's X.509 handling).
+ */
+#ifndef QTLS_INTERNAL_H
+#define QTLS_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "bytes.h"
+#include "qtls/quic.h"
+
+/* ------------------------------------------------------------------ */
+/* Errors (err.c)                                                      */
+/* ------------------------------------------------------------------ */
+
+/* qtls's own reason codes for ERR_LIB_SSL, beside the system sslerr.h ones. */
+#define QTLS_R_DUPLICATE_EXTENSION 900
+#define QTLS_R_UNEXPECTED_EXTENSION 901
+#define QTLS_R_KEY_UPDATE_NOT_ALLOWED 902
+#define QTLS_R_EXCESS_HANDSHAKE_DATA 903
+#define QTLS_R_UNEXPECTED_COMPATIBILITY_MODE 904
+#define QTLS_R_NOT_QUIC 905
+#define QTLS_R_DECODE_ERROR 906
+#define QTLS_R_QUIC_CALLBACK_FAILED 907
+#define QTLS_R_INCONSISTENT_CLIENT_HELLO 908
+#define QTLS_R_MISSING_EXTENSION 909
+#define QTLS_R_ALPN_NOT_OFFERED 910
+#define QTLS_R_NO_QUIC_METHOD 911
+#define QTLS_R_CHANGE_CIPHER_SPEC_NOT_ALLOWED 912
+#define QTLS_R_UNSUPPORTED_GROUP 913
+#define QTLS_R_HANDSHAKE_FAILED_BEFORE 914
+
+/* Registers the reason strings once (called from OPENSSL_init_ssl). */
+void err_load_strings(void);
+
+/*
+ * The one failure path: pushes `reason` on the error queue and records
+ * `alert` unless an alert is already pending (the first alert wins; the
+ * handshake driver sends it once). Always evaluates to 0.
+ */
+void qtls_set_alert(SSL *c, uint8_t alert);
+#define qtls_fail(c, alert, reason)                                                                \
+    (ERR_raise(ERR_LIB_SSL, (reason)), qtls_set_alert((c), (uint8_t)(alert)), 0)
+
+/* ------------------------------------------------------------------ */
+/* Suites, groups and signature schemes (suites.c)                     */
+/* ------------------------------------------------------------------ */
+
+enum qtls_hash { QTLS_SHA256 = 0, QTLS_SHA384, QTLS_HASH_COUNT };
+
+struct ssl_cipher_st {
+    uint32_t id;      /* OpenSSL id: 0x03001301 ... */
+    uint16_t tls_id;  /* wire value: 0x1301 ... */
+    const char *name; /* IANA name, which OpenSSL also uses for TLS 1.3 */
+    enum qtls_hash hash;
+    int prf_nid;    /* NID_sha256 / NID_sha384 */
+    int cipher_nid; /* the AEAD */
+    int bits;
+};
+
+#define QTLS_NUM_SUITES 4
+extern const SSL_CIPHER qtls_suites[QTLS_NUM_SUITES];
+/* The suites enabled when nothing is configured (CCM only on request, CCM_8 never). */
+#define QTLS_DEFAULT_SUITES "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
+const SSL_CIPHER *suite_by_tls_id(uint16_t tls_id);
+const SSL_CIPHER *suite_by_name(const char *name, size_t len);
+
+enum kex_kind { KEX_X25519, KEX_X448, KEX_EC };
+
+struct group {
+    uint16_t id;      /* NamedGroup */
+    const char *name; /* OpenSSL's name for the group list */
+    enum kex_kind kind;
+    int nid;          /* curve NID (EC) or key type (X25519/X448) */
+    size_t share_len; /* length of a valid key_exchange */
+};
+const struct group *group_by_id(uint16_t id);
+const struct group *group_by_name(const char *name, size_t len);
+#define QTLS_MAX_GROUPS 8
+
+struct sigscheme {
+    uint16_t id;
+    const char *name;
+    int pkey_type;  /* EVP_PKEY_EC, EVP_PKEY_RSA, EVP_PKEY_ED25519, EVP_PKEY_ED448 */
+    int curve_nid;  /* ECDSA: the curve the scheme binds (RFC 8446 §4.2.3); else 0 */
+    int md_nid;     /* digest NID, NID_undef for EdDSA */
+    int tls13_ok;   /* usable in a TLS 1.3 CertificateVerify (not PKCS#1 v1.5, not SHA-1) */
+};
+const struct sigscheme *sigscheme_by_id(uint16_t id);
+/* The schemes a client offers, in preference order. */
+extern const uint16_t qtls_offered_sigschemes[];
+extern const size_t qtls_num_offered_sigschemes;
+
+/* ------------------------------------------------------------------ */
+/* Crypto adapter (crypto.c): the only code that calls EVP for TLS.    */
+/* ------------------------------------------------------------------ */
+
+/* Fetches algorithms once per process. Returns 1 on success. */
+QTLS_MUST_CHECK int crypto_init(void);
+const EVP_MD *crypto_md(enum qtls_hash h);
+size_t crypto_hash_len(enum qtls_hash h);
+QTLS_MUST_CHECK int crypto_random(uint8_t *out, size_t len);
+/* Test hook: replaces the randomness source (NULL restores RAND_bytes). */
+void crypto_set_test_random(int (*fn)(uint8_t *out, size_t len, void *arg), void *arg);
+
+QTLS_MUST_CHECK int crypto_hmac(enum qtls_hash h, const uint8_t *key, size_t key_len,
+                                const uint8_t *data, size_t data_len, uint8_t *out);
+QTLS_MUST_CHECK int crypto_hkdf_extract(enum qtls_hash h, const uint8_t *salt, size_t salt_len,
+                                        const uint8_t *ikm, size_t ikm_len, uint8_t *out);
+QTLS_MUST_CHECK int crypto_hkdf_expand(enum qtls_hash h, const uint8_t *prk, size_t prk_len,
+                                       const uint8_t *info, size_t info_len, uint8_t *out,
+                                       size_t out_len);
+QTLS_MUST_CHECK int crypto_digest(enum qtls_hash h, const uint8_t *data, size_t len,
+                                  uint8_t *out);
+
+/*
+ * Key exchange. kex_generate makes a key pair and appends its public share;
+ * kex_derive computes the shared secret with the peer's share, rejecting
+ * malformed points. Returns the secret length, 0 on failure.
+ */
+EVP_PKEY *crypto_kex_generate(const struct group *g, struct wr *share_out);
+QTLS_MUST_CHECK size_t crypto_kex_derive(const struct group *g, EVP_PKEY *priv,
+                                         const uint8_t *peer, size_t peer_len, uint8_t *out,
+                                         size_t out_cap);
+/* Test hook: the private key kex_generate should use next (consumed once). */
+void crypto_set_test_kex_key(EVP_PKEY *key);
+
+/* Signatures for CertificateVerify. */
+QTLS_MUST_CHECK int crypto_key_matches_scheme(EVP_PKEY *key, const struct sigscheme *s);
+QTLS_MUST_CHECK int crypto_sign(EVP_PKEY *key, const struct sigscheme *s, const uint8_t *tbs,
+                                size_t tbs_len, struct wr *sig_out);
+QTLS_MUST_CHECK int crypto_verify(EVP_PKEY *key, const struct sigscheme *s, const uint8_t *tbs,
+                                  size_t tbs_len, const uint8_t *sig, size_t sig_len);
+
+/* ------------------------------------------------------------------ */
+/* Key schedule and transcript (keysched.c), RFC 8446 §7.1             */
+/* ------------------------------------------------------------------ */
+
+/* A secret in a fixed array, set and wiped through the helpers. */
+struct secret {
+    uint8_t b[EVP_MAX_MD_SIZE];
+    size_t len;
+};
+void secret_set(struct secret *s, const uint8_t *p, size_t n);
+void secret_wipe(struct secret *s);
+
+/* HKDF-Expand-Label(secret, "tls13 " + label, context, out_len). */
+QTLS_MUST_CHECK int ks_expand_label(enum qtls_hash h, const struct secret *secret,
+                                    const char *label, const uint8_t *context, size_t context_len,
+                                    uint8_t *out, size_t out_len);
+/* Derive-Secret(secret, label, transcript_hash): the hash is passed in. */
+QTLS_MUST_CHECK int ks_derive_secret(enum qtls_hash h, const struct secret *secret,
+                                     const char *label, const uint8_t *thash, struct secret *out);
+/* Early Secret = HKDF-Extract(0, psk or zeros). */
+QTLS_MUST_CHECK int ks_early_secret(enum qtls_hash h, const uint8_t *psk, size_t psk_len,
+                                    struct secret *out);
+/* Next stage: HKDF-Extract(Derive-Secret(prev, "derived", ""), ikm or zeros). */
+QTLS_MUST_CHECK int ks_next_stage(enum qtls_hash h, const struct secret *prev,
+                                  const uint8_t *ikm, size_t ikm_len, struct secret *out);
+/* Finished verify_data = HMAC(finished_key(base), transcript_hash) (RFC 8446 §4.4.4). */
+QTLS_MUST_CHECK int ks_finished(enum qtls_hash h, const struct secret *base, const uint8_t *thash,
+                                uint8_t *out);
+
+/*
+ * The running transcript. Until the hash is known (client before
+ * ServerHello) the messages are buffered; transcript_set_hash hashes them.
+ */
+struct transcript {
+    enum qtls_hash hash;
+    EVP_MD_CTX *md; /* NULL until the hash is set */
+    struct wr pending;
+};
+void transcript_init(struct transcript *t);
+QTLS_MUST_CHECK int transcript_add(struct transcript *t, const uint8_t *p, size_t n);
+QTLS_MUST_CHECK int transcript_set_hash(struct transcript *t, enum qtls_hash h);
+/* The hash of everything so far (the transcript keeps running). */
+QTLS_MUST_CHECK int transcript_hash(struct transcript *t, uint8_t *out);
+/* After HelloRetryRequest: replaces ClientHello1 with message_hash (RFC 8446 §4.4.1). */
+QTLS_MUST_CHECK int transcript_hrr_restart(struct transcript *t);
+void transcript_free(struct transcript *t);
+
+/* ------------------------------------------------------------------ */
+/* Objects                                                             */
+/* ------------------------------------------------------------------ */
+
+enum method_role { ROLE_ANY, ROLE_CLIENT, ROLE_SERVER };
+struct ssl_method_st {
+    int version; /* TLS_ANY_VERSION for the three methods QUIC accepts */
+    enum method_role role;
+};
+
+/* A certificate and its key, with the chain to send. */
+struct cert_cfg {
+    X509 *cert;
+    EVP_PKEY *pkey;
+    STACK_OF(X509) *chain; /* intermediates, leaf excluded */
+};
+void cert_cfg_free(struct cert_cfg *cc);
+
+struct ssl_ctx_st {
+    int references;
+    const SSL_METHOD *method;
+    CRYPTO_EX_DATA ex_data;
+    uint64_t options;
+    uint32_t mode;
+    int min_version, max_version;
+    const SSL_QUIC_METHOD *quic_method;
+    const SSL_CIPHER *suites[QTLS_NUM_SUITES];
+    size_t n_suites;
+    uint16_t groups[QTLS_MAX_GROUPS];
+    size_t n_groups;
+    struct cert_cfg cert;
+    X509_STORE *store;
+    X509_VERIFY_PARAM *param;
+    int verify_mode;
+    SSL_verify_cb verify_cb;
+    uint8_t *alpn; /* client offer, wire format */
+    size_t alpn_len;
+    SSL_CTX_alpn_select_cb_func alpn_select_cb;
+    void *alpn_select_arg;
+    SSL_CTX_keylog_cb_func keylog_cb;
+    long session_cache_mode;
+    size_t max_cert_list;
+    int (*servername_cb)(SSL *, int *, void *);
+    void *servername_arg;
+};
+
+/* Where the connection is in its life. */
+enum conn_phase { PHASE_BEFORE, PHASE_HANDSHAKE, PHASE_DONE, PHASE_FAILED };
+
+/* Handshake-only state (struct hs, below) is freed when the handshake ends. */
+struct hs;
+
+struct ssl_st {
+    int references;
+    SSL_CTX *ctx;
+    const SSL_METHOD *method;
+    CRYPTO_EX_DATA ex_data;
+    int server;
+    enum conn_phase phase;
+    uint64_t options;
+    uint32_t mode;
+    int min_version, max_version;
+    const SSL_QUIC_METHOD *quic_method;
+    const SSL_CIPHER *suites[QTLS_NUM_SUITES];
+    size_t n_suites;
+    uint16_t groups[QTLS_MAX_GROUPS];
+    size_t n_groups;
+    X509_VERIFY_PARAM *param; /* host name and verify flags (SSL_set1_host) */
+    int verify_mode;
+    SSL_verify_cb verify_cb;
+    char *hostname; /* client: SNI to send; server: SNI received */
+    uint8_t *alpn;  /* client offer, wire format */
+    size_t alpn_len;
+    uint8_t alpn_selected[256];
+    size_t alpn_selected_len;
+
+    /* QUIC glue (quic.c) */
+    uint8_t *local_tp;
+    size_t local_tp_len;
+    uint8_t *peer_tp; /* the parameters kept, see quic.c */
+    size_t peer_tp_len;
+    int quic_tp_version;      /* 0, 0x39 or 0xffa5 */
+    int peer_tp_version;      /* codepoint the kept parameters came in, -1 none */
+    OSSL_ENCRYPTION_LEVEL read_level, write_level;
+    OSSL_ENCRYPTION_LEVEL last_provided_level;
+    struct wr in[4]; /* unprocessed bytes per level */
+
+    /* Outcome */
+    int version;
+    const SSL_CIPHER *cipher;
+    uint16_t group_id;
+    long verify_result;
+    X509 *peer_cert;
+    STACK_OF(X509) *peer_chain; /* as received, leaf first */
+    uint8_t client_random[32];
+    struct secret exporter_secret;
+    struct secret resumption_secret;
+
+    /* Error state */
+    int want_read;        /* the last SSL_do_handshake needs more data */
+    uint8_t alert;        /* pending fatal alert, 0 = none */
+    int alert_sent;
+
+    struct hs *hs;
+};
+
+/* Handshake message types (RFC 8446 §4). */
+enum {
+    HT_CLIENT_HELLO = 1,
+    HT_SERVER_HELLO = 2,
+    HT_NEW_SESSION_TICKET = 4,
+    HT_END_OF_EARLY_DATA = 5,
+    HT_ENCRYPTED_EXTENSIONS = 8,
+    HT_CERTIFICATE = 11,
+    HT_CERTIFICATE_REQUEST = 13,
+    HT_CERTIFICATE_VERIFY = 15,
+    HT_FINISHED = 20,
+    HT_KEY_UPDATE = 24,
+    HT_MESSAGE_HASH = 254,
+};
+
+/* ------------------------------------------------------------------ */
+/* Certificates (cert.c)                                               */
+/* ------------------------------------------------------------------ */
+
+/* Picks the CertificateVerify scheme for our key among the peer's list (peer order). */
+QTLS_MUST_CHECK int cert_choose_scheme(EVP_PKEY *key, const uint16_t *peer, size_t n,
+                                       uint16_t *out);
+/*
+ * Verifies the peer chain (leaf first) against the context's store with the
+ * connection's X509_VERIFY_PARAM (host name), through the verify callback.
+ * Records the result in c->verify_result. Returns 1 if the handshake may go
+ * on (verified, or SSL_VERIFY_NONE), 0 with an alert and error otherwise.
+ */
+QTLS_MUST_CHECK int cert_verify_peer_chain(SSL *c, STACK_OF(X509) *chain);
+/* The X509_STORE_CTX ex_data index holding the SSL (SSL_get_ex_data_X509_STORE_CTX_idx). */
+int cert_store_ctx_ssl_idx(void);
+
+/* ------------------------------------------------------------------ */
+/* QUIC glue (quic.c)                                                  */
+/* ------------------------------------------------------------------ */
+
+/* Delivers a level's secrets to the QUIC stack (read or write may be NULL for 0-RTT). */
+QTLS_MUST_CHECK int quic_set_secrets(SSL *c, OSSL_ENCRYPTION_LEVEL level,
+                                     const struct secret *read, const struct secret *write);
+/* Hands a level's packed output to add_handshake_data. */
+QTLS_MUST_CHECK int quic_add_handshake_data(SSL *c, OSSL_ENCRYPTION_LEVEL level,
+                                            const uint8_t *p, size_t n);
+QTLS_MUST_CHECK int quic_flush_flight(SSL *c);
+/* Sends the pending alert once, at the current write level. */
+void quic_send_pending_alert(SSL *c);
+/*
+ * Returns 1 and the next whole message (header included) at the current
+ * read level if one is buffered; 0 if more data is needed; -1 on a level
+ * violation (error already raised).
+ */
+int quic_peek_message(SSL *c, struct rd *msg);
+/* Drops the message returned by quic_peek_message. */
+void quic_consume_message(SSL *c, size_t len);
+/* Changes the read level; fails if bytes are left at the old level (RFC 8446 §5.1). */
+QTLS_MUST_CHECK int quic_set_read_level(SSL *c, OSSL_ENCRYPTION_LEVEL level);
+/* Frees the input buffers. */
+void quic_free_buffers(SSL *c);
+
+/* ------------------------------------------------------------------ */
+/* Handshake (handshake.c, msg.c, client.c, server.c, extensions.c)    */
+/* ------------------------------------------------------------------ */
+
+/* What a state function asks of the driver. */
+enum hs_wait { HS_ERROR, HS_CONTINUE, HS_WANT_MESSAGE, HS_DONE };
+
+/* Extensions the engine knows; the table in extensions.c gives codepoints. */
+enum ext_idx {
+    EXT_SERVER_NAME,
+    EXT_STATUS_REQUEST,
+    EXT_SUPPORTED_GROUPS,
+    EXT_SIGNATURE_ALGORITHMS,
+    EXT_ALPN,
+    EXT_PADDING,
+    EXT_PRE_SHARED_KEY,
+    EXT_EARLY_DATA,
+    EXT_SUPPORTED_VERSIONS,
+    EXT_COOKIE,
+    EXT_PSK_KEY_EXCHANGE_MODES,
+    EXT_CERTIFICATE_AUTHORITIES,
+    EXT_SIGNATURE_ALGORITHMS_CERT,
+    EXT_KEY_SHARE,
+    EXT_QUIC_TP,
+    EXT_QUIC_TP_DRAFT,
+    EXT_COUNT
+};
+
+/* The messages extensions may appear in (RFC 8446 §4.2 table). */
+enum ext_msg {
+    EM_CH = 1 << 0,
+    EM_SH = 1 << 1,
+    EM_HRR = 1 << 2,
+    EM_EE = 1 << 3,
+    EM_CT = 1 << 4,
+    EM_CR = 1 << 5,
+    EM_NST = 1 << 6,
+};
+
+/* The extensions of one message, split out by the generic loop. */
+struct ext_set {
+    uint32_t present; /* bit per enum ext_idx */
+    struct rd body[EXT_COUNT];
+};
+
+uint16_t ext_codepoint(enum ext_idx i);
+/*
+ * Splits an Extension list: rejects duplicates and extensions not allowed in
+ * `msg` (illegal_parameter), and in a reply (anything but EM_CH / EM_CR)
+ * extensions the client did not offer (unsupported_extension). Unknown
+ * extensions are ignored in a ClientHello / CertificateRequest and rejected
+ * elsewhere.
+ */
+QTLS_MUST_CHECK int ext_split(SSL *c, enum ext_msg msg, struct rd list, uint32_t offered,
+                              struct ext_set *out);
+static inline int ext_has(const struct ext_set *e, enum ext_idx i)
+{
+    return (e->present >> i) & 1;
+}
+
+struct hs {
+    int state;
+    struct transcript transcript;
+    struct secret early_secret, handshake_secret, master_secret;
+    struct secret client_hs, server_hs; /* traffic secrets */
+    struct secret client_ap, server_ap;
+
+    /* Output: messages packed per level, handed over when the level changes or at flush. */
+    struct wr out;
+    OSSL_ENCRYPTION_LEVEL out_level;
+    int flight_pending;
+
+    /* Key exchange */
+    EVP_PKEY *kex_key;
+    const struct group *kex_group;
+    int hrr_done;
+
+    /* Client */
+    uint32_t offered;     /* extensions the client sent, bit per enum ext_idx */
+    struct wr cookie;     /* from HelloRetryRequest */
+    int cert_requested;
+    struct wr cert_request_context;
+    EVP_PKEY *peer_key;
+
+    /* Server */
+    uint8_t ch1_digest[32]; /* fingerprint of ClientHello1 for the §4.1.2 check */
+    uint16_t sigscheme;
+    uint16_t peer_sigschemes[64];
+    size_t n_peer_sigschemes;
+    uint16_t tp_codepoint_reply; /* which codepoint(s) to answer in: bit 0 = 0x39, bit 1 = 0xffa5 */
+};
+
+/* Starts the handshake state (client or server) on the first SSL_do_handshake. */
+QTLS_MUST_CHECK int hs_start(SSL *c);
+/* Frees handshake-only state, wiping secrets. */
+void hs_free(SSL *c);
+
+/* msg.c: message framing on top of the QUIC glue. */
+/* Opens a message of `type` at `level` in hs->out; returns the body start for msg_end. */
+size_t msg_begin(SSL *c, OSSL_ENCRYPTION_LEVEL level, uint8_t type);
+/* Closes it, adds it to the transcript. */
+QTLS_MUST_CHECK int msg_end(SSL *c, size_t at);
+/* Hands over packed output at its level (called at level changes and flushes). */
+QTLS_MUST_CHECK int msg_flush_output(SSL *c);
+/*
+ * Reads the next message: 1 with type and body, 0 if more data is needed,
+ * -1 on error. Rejects KeyUpdate and the types QUIC never carries.
+ */
+int msg_read(SSL *c, uint8_t *type, struct rd *body, struct rd *whole);
+/* Consumes a message read by msg_read, adding it to the transcript. */
+QTLS_MUST_CHECK int msg_consume(SSL *c, const struct rd *whole);
+/* Fails with unexpected_message unless type == want. */
+QTLS_MUST_CHECK int msg_expect(SSL *c, uint8_t type, uint8_t want);
+
+/* Shared by both sides (msg.c). */
+QTLS_MUST_CHECK int msg_write_certificate(SSL *c, const uint8_t *context, size_t context_len,
+                                          const struct cert_cfg *cc);
+QTLS_MUST_CHECK int msg_write_certificate_verify(SSL *c, EVP_PKEY *key, uint16_t scheme);
+QTLS_MUST_CHECK int msg_write_finished(SSL *c, const struct secret *base);
+/* Parses Certificate into c->peer_chain / c->peer_cert; an empty list is allowed only if allow_empty. */
+QTLS_MUST_CHECK int msg_parse_certificate(SSL *c, struct rd body, int allow_empty);
+QTLS_MUST_CHECK int msg_check_certificate_verify(SSL *c, struct rd body, EVP_PKEY *key,
+                                                 const uint8_t *thash);
+QTLS_MUST_CHECK int msg_check_finished(SSL *c, struct rd body, const struct secret *base,
+                                       const uint8_t *thash);
+
+/* Key schedule steps with delivery and key logging (handshake.c). */
+QTLS_MUST_CHECK int hs_derive_handshake_secrets(SSL *c, const uint8_t *ecdhe, size_t ecdhe_len);
+QTLS_MUST_CHECK int hs_derive_application_secrets(SSL *c);
+QTLS_MUST_CHECK int hs_derive_resumption_secret(SSL *c);
+void hs_keylog(SSL *c, const char *label, const struct secret *s);
+
+/* client.c / server.c: one step of the state machine. */
+enum hs_wait client_step(SSL *c);
+enum hs_wait server_step(SSL *c);
+
+/* The client's ALPN / transport-parameter and server's selection rules (extensions.c). */
+void ext_write_client_hello_extensions(SSL *c, struct wr *w);
+QTLS_MUST_CHECK int ext_process_server_hello(SSL *c, const struct ext_set *e);
+QTLS_MUST_CHECK int ext_process_encrypted_extensions(SSL *c, const struct ext_set *e);
+QTLS_MUST_CHECK int ext_process_client_hello(SSL *c, const struct ext_set *e);
+void ext_write_encrypted_extensions(SSL *c, struct wr *w);
+/* Records the peer's transport parameters from either codepoint (quic.c). */
+QTLS_MUST_CHECK int quic_take_peer_tp(SSL *c, const struct ext_set *e);
+
+/* ------------------------------------------------------------------ */
+/* API helpers (ssl.c, ctx.c)                                          */
+/* ------------------------------------------------------------------ */
+
+/* Parses "A:B:C" into a suite list; 0 if nothing valid. */
+QTLS_MUST_CHECK int suites_parse_list(const char *str, const SSL_CIPHER **out, size_t *n);
+/* Parses "X25519:P-256" into a group list; 0 if any name is unknown. */
+QTLS_MUST_CHECK int groups_parse_list(const char *str, uint16_t *out, size_t *n);
+/* Checks ALPN wire format (non-empty, no empty names). */
+QTLS_MUST_CHECK int alpn_list_valid(const uint8_t *p, size_t n);
+
+#endif
