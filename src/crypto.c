@@ -1,0 +1,328 @@
+/*
+ * The crypto adapter: the only place that calls libcrypto's EVP layer for
+ * TLS work (hashes, HMAC/HKDF, key exchange, signatures, randomness).
+ * Algorithms are fetched once per process (crypto_init) so that a handshake
+ * never pays for provider lookups.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+static struct {
+    CRYPTO_ONCE once;
+    int ok;
+    EVP_MD *md[QTLS_HASH_COUNT];
+    EVP_MAC *hmac;
+    EVP_MAC_CTX *hmac_tmpl[QTLS_HASH_COUNT]; /* digest set, no key: dup'd per use */
+} g = {.once = CRYPTO_ONCE_STATIC_INIT};
+
+static const char *const md_names[QTLS_HASH_COUNT] = {"SHA2-256", "SHA2-384"};
+
+/* Test hooks (internal.h): deterministic randomness and key shares for known-answer tests. */
+static int (*test_random)(uint8_t *, size_t, void *);
+static void *test_random_arg;
+static EVP_PKEY *test_kex_key;
+
+static void fetch_all(void)
+{
+    g.hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    if (g.hmac == NULL)
+        return;
+    for (int h = 0; h < QTLS_HASH_COUNT; h++) {
+        g.md[h] = EVP_MD_fetch(NULL, md_names[h], NULL);
+        g.hmac_tmpl[h] = EVP_MAC_CTX_new(g.hmac);
+        if (g.md[h] == NULL || g.hmac_tmpl[h] == NULL)
+            return;
+        OSSL_PARAM params[] = {
+            OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)md_names[h], 0),
+            OSSL_PARAM_construct_end(),
+        };
+        if (!EVP_MAC_CTX_set_params(g.hmac_tmpl[h], params))
+            return;
+    }
+    g.ok = 1;
+}
+
+int crypto_init(void)
+{
+    if (!CRYPTO_THREAD_run_once(&g.once, fetch_all) || !g.ok) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+        return 0;
+    }
+    return 1;
+}
+
+const EVP_MD *crypto_md(enum qtls_hash h) { return g.md[h]; }
+
+size_t crypto_hash_len(enum qtls_hash h) { return h == QTLS_SHA384 ? 48 : 32; }
+
+int crypto_random(uint8_t *out, size_t len)
+{
+    if (test_random != NULL)
+        return test_random(out, len, test_random_arg);
+    if (RAND_bytes(out, (int)len) != 1) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_RAND_LIB);
+        return 0;
+    }
+    return 1;
+}
+
+void crypto_set_test_random(int (*fn)(uint8_t *, size_t, void *), void *arg)
+{
+    test_random = fn;
+    test_random_arg = arg;
+}
+
+void crypto_set_test_kex_key(EVP_PKEY *key)
+{
+    EVP_PKEY_free(test_kex_key);
+    test_kex_key = key;
+}
+
+int crypto_digest(enum qtls_hash h, const uint8_t *data, size_t len, uint8_t *out)
+{
+    if (!EVP_Digest(data, len, out, NULL, g.md[h], NULL)) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+        return 0;
+    }
+    return 1;
+}
+
+/* HMAC over up to three pieces, so HKDF-Expand needs no concatenation buffer. */
+static int hmac3(enum qtls_hash h, const uint8_t *key, size_t key_len, const uint8_t *a,
+                 size_t a_len, const uint8_t *b, size_t b_len, const uint8_t *c, size_t c_len,
+                 uint8_t *out)
+{
+    EVP_MAC_CTX *m = EVP_MAC_CTX_dup(g.hmac_tmpl[h]);
+    size_t out_len = 0;
+    int ok = m != NULL && EVP_MAC_init(m, key, key_len, NULL) &&
+             (a_len == 0 || EVP_MAC_update(m, a, a_len)) &&
+             (b_len == 0 || EVP_MAC_update(m, b, b_len)) &&
+             (c_len == 0 || EVP_MAC_update(m, c, c_len)) &&
+             EVP_MAC_final(m, out, &out_len, EVP_MAX_MD_SIZE);
+    EVP_MAC_CTX_free(m);
+    if (!ok)
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+    return ok;
+}
+
+int crypto_hmac(enum qtls_hash h, const uint8_t *key, size_t key_len, const uint8_t *data,
+                size_t data_len, uint8_t *out)
+{
+    return hmac3(h, key, key_len, data, data_len, NULL, 0, NULL, 0, out);
+}
+
+/* RFC 5869 §2.2: PRK = HMAC-Hash(salt, IKM); an absent salt is HashLen zeros. */
+int crypto_hkdf_extract(enum qtls_hash h, const uint8_t *salt, size_t salt_len,
+                        const uint8_t *ikm, size_t ikm_len, uint8_t *out)
+{
+    static const uint8_t zeros[EVP_MAX_MD_SIZE];
+    if (salt == NULL) {
+        salt = zeros;
+        salt_len = crypto_hash_len(h);
+    }
+    return crypto_hmac(h, salt, salt_len, ikm, ikm_len, out);
+}
+
+/* RFC 5869 §2.3: T(i) = HMAC-Hash(PRK, T(i-1) | info | i). */
+int crypto_hkdf_expand(enum qtls_hash h, const uint8_t *prk, size_t prk_len,
+                       const uint8_t *info, size_t info_len, uint8_t *out, size_t out_len)
+{
+    size_t hl = crypto_hash_len(h), done = 0;
+    uint8_t t[EVP_MAX_MD_SIZE];
+    if (out_len > 255 * hl) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_INTERNAL_ERROR);
+        return 0;
+    }
+    for (uint8_t i = 1; done < out_len; i++) {
+        if (!hmac3(h, prk, prk_len, t, done == 0 ? 0 : hl, info, info_len, &i, 1, t)) {
+            OPENSSL_cleanse(t, sizeof(t));
+            return 0;
+        }
+        size_t n = out_len - done < hl ? out_len - done : hl;
+        memcpy(out + done, t, n);
+        done += n;
+    }
+    OPENSSL_cleanse(t, sizeof(t));
+    return 1;
+}
+
+/* ---- key exchange (RFC 8446 §4.2.8, §7.4) ---- */
+
+static EVP_PKEY *generate_key(const struct group *g_)
+{
+    EVP_PKEY_CTX *pctx;
+    EVP_PKEY *key = NULL;
+    if (g_->kind == KEX_EC) {
+        pctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+        if (pctx == NULL || EVP_PKEY_keygen_init(pctx) <= 0 ||
+            EVP_PKEY_CTX_set_group_name(pctx, OBJ_nid2sn(g_->nid)) <= 0)
+            goto done;
+    } else {
+        pctx = EVP_PKEY_CTX_new_from_name(NULL, g_->kind == KEX_X25519 ? "X25519" : "X448", NULL);
+        if (pctx == NULL || EVP_PKEY_keygen_init(pctx) <= 0)
+            goto done;
+    }
+    if (EVP_PKEY_keygen(pctx, &key) <= 0)
+        key = NULL;
+done:
+    EVP_PKEY_CTX_free(pctx);
+    return key;
+}
+
+EVP_PKEY *crypto_kex_generate(const struct group *grp, struct wr *share_out)
+{
+    EVP_PKEY *key = test_kex_key;
+    test_kex_key = NULL;
+    if (key == NULL)
+        key = generate_key(grp);
+    if (key == NULL)
+        goto fail;
+    /* X25519/X448: the raw u-coordinate; EC: the uncompressed point (§4.2.8.2). */
+    size_t len = grp->share_len;
+    uint8_t *p = wr_reserve(share_out, len);
+    if (p == NULL)
+        goto fail;
+    size_t got = 0;
+    int ok = grp->kind == KEX_EC
+                 ? EVP_PKEY_get_octet_string_param(key, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, p,
+                                                   len, &got)
+                 : EVP_PKEY_get_raw_public_key(key, p, &got);
+    if (!ok || got != len)
+        goto fail;
+    return key;
+fail:
+    EVP_PKEY_free(key);
+    ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+    return NULL;
+}
+
+/* Builds the peer's public key, refusing anything but a well-formed share. */
+static EVP_PKEY *peer_key(const struct group *grp, EVP_PKEY *priv, const uint8_t *peer,
+                          size_t peer_len)
+{
+    if (peer_len != grp->share_len)
+        return NULL;
+    if (grp->kind != KEX_EC)
+        return EVP_PKEY_new_raw_public_key(grp->kind == KEX_X25519 ? EVP_PKEY_X25519
+                                                                   : EVP_PKEY_X448,
+                                           NULL, peer, peer_len);
+    EVP_PKEY *pk = EVP_PKEY_new();
+    if (pk == NULL || !EVP_PKEY_copy_parameters(pk, priv) ||
+        !EVP_PKEY_set1_encoded_public_key(pk, peer, peer_len)) {
+        EVP_PKEY_free(pk);
+        return NULL;
+    }
+    return pk;
+}
+
+size_t crypto_kex_derive(const struct group *grp, EVP_PKEY *priv, const uint8_t *peer,
+                         size_t peer_len, uint8_t *out, size_t out_cap)
+{
+    /* §4.2.8.2: only the uncompressed point form (0x04) is valid for the NIST curves. */
+    struct rd r;
+    uint8_t form = 4;
+    rd_init(&r, peer, peer_len);
+    if (grp->kind == KEX_EC && (!rd_u8(&r, &form) || form != 4)) {
+        ERR_raise(ERR_LIB_SSL, SSL_R_BAD_ECPOINT);
+        return 0;
+    }
+    EVP_PKEY *pk = peer_key(grp, priv, peer, peer_len);
+    EVP_PKEY_CTX *dctx = pk == NULL ? NULL : EVP_PKEY_CTX_new_from_pkey(NULL, priv, NULL);
+    size_t len = out_cap;
+    int ok = dctx != NULL && EVP_PKEY_derive_init(dctx) > 0 &&
+             EVP_PKEY_derive_set_peer(dctx, pk) > 0 && EVP_PKEY_derive(dctx, out, &len) > 0;
+    EVP_PKEY_CTX_free(dctx);
+    EVP_PKEY_free(pk);
+    if (ok && grp->kind != KEX_EC) {
+        /* §7.4.2: an all-zero X25519/X448 result means a small-order point. */
+        uint8_t acc = 0;
+        for (size_t i = 0; i < len; i++)
+            acc |= out[i];
+        ok = acc != 0;
+    }
+    if (!ok) {
+        OPENSSL_cleanse(out, out_cap);
+        ERR_raise(ERR_LIB_SSL, SSL_R_BAD_KEY_SHARE);
+        return 0;
+    }
+    return len;
+}
+
+/* ---- signatures (RFC 8446 §4.4.3) ---- */
+
+int crypto_key_matches_scheme(EVP_PKEY *key, const struct sigscheme *s)
+{
+    if (key == NULL || s == NULL)
+        return 0;
+    if (s->pkey_type == EVP_PKEY_RSA)
+        return EVP_PKEY_is_a(key, "RSA");
+    if (s->pkey_type == EVP_PKEY_RSA_PSS)
+        return EVP_PKEY_is_a(key, "RSA-PSS");
+    if (s->pkey_type == EVP_PKEY_ED25519)
+        return EVP_PKEY_is_a(key, "ED25519");
+    if (s->pkey_type == EVP_PKEY_ED448)
+        return EVP_PKEY_is_a(key, "ED448");
+    if (s->pkey_type != EVP_PKEY_EC || !EVP_PKEY_is_a(key, "EC"))
+        return 0;
+    /* In TLS 1.3 an ECDSA scheme binds the curve too. */
+    char name[64];
+    size_t len;
+    if (!EVP_PKEY_get_group_name(key, name, sizeof(name), &len))
+        return 0;
+    return OBJ_sn2nid(name) == s->curve_nid;
+}
+
+/* Sets up a DigestSign/DigestVerify context; RSA schemes here are all PSS with salt = hash. */
+static EVP_MD_CTX *sig_ctx(EVP_PKEY *key, const struct sigscheme *s, int sign)
+{
+    EVP_MD_CTX *m = EVP_MD_CTX_new();
+    EVP_PKEY_CTX *pctx = NULL;
+    const char *md = s->md_nid == NID_undef ? NULL : OBJ_nid2sn(s->md_nid);
+    if (m == NULL)
+        return NULL;
+    int ok = sign ? EVP_DigestSignInit_ex(m, &pctx, md, NULL, NULL, key, NULL)
+                  : EVP_DigestVerifyInit_ex(m, &pctx, md, NULL, NULL, key, NULL);
+    if (ok > 0 && (s->pkey_type == EVP_PKEY_RSA || s->pkey_type == EVP_PKEY_RSA_PSS) &&
+        s->tls13_ok)
+        ok = EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PSS_PADDING) > 0 &&
+             EVP_PKEY_CTX_set_rsa_pss_saltlen(pctx, RSA_PSS_SALTLEN_DIGEST) > 0;
+    if (ok <= 0) {
+        EVP_MD_CTX_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+int crypto_sign(EVP_PKEY *key, const struct sigscheme *s, const uint8_t *tbs, size_t tbs_len,
+                struct wr *sig_out)
+{
+    EVP_MD_CTX *m = sig_ctx(key, s, 1);
+    size_t len = 0;
+    int ok = m != NULL && EVP_DigestSign(m, NULL, &len, tbs, tbs_len) > 0;
+    uint8_t *p = ok ? wr_reserve(sig_out, len) : NULL;
+    size_t cap = len;
+    ok = p != NULL && EVP_DigestSign(m, p, &len, tbs, tbs_len) > 0;
+    if (ok)
+        sig_out->len -= cap - len; /* ECDSA signatures may be shorter than the bound */
+    EVP_MD_CTX_free(m);
+    if (!ok)
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+    return ok;
+}
+
+int crypto_verify(EVP_PKEY *key, const struct sigscheme *s, const uint8_t *tbs, size_t tbs_len,
+                  const uint8_t *sig, size_t sig_len)
+{
+    EVP_MD_CTX *m = sig_ctx(key, s, 0);
+    int ok = m != NULL && EVP_DigestVerify(m, sig, sig_len, tbs, tbs_len) == 1;
+    EVP_MD_CTX_free(m);
+    if (!ok) {
+        ERR_clear_error(); /* libcrypto's detail is noise; the caller raises SSL_R_BAD_SIGNATURE */
+    }
+    return ok;
+}

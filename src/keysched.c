@@ -1,0 +1,183 @@
+/*
+ * The TLS 1.3 key schedule (RFC 8446 §7.1) and the running transcript hash
+ * (§4.4.1). Secrets live in fixed arrays and are wiped when replaced.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+void secret_set(struct secret *s, const uint8_t *p, size_t n)
+{
+    OPENSSL_cleanse(s, sizeof(*s));
+    memcpy(s->b, p, n);
+    s->len = n;
+}
+
+void secret_wipe(struct secret *s) { OPENSSL_cleanse(s, sizeof(*s)); }
+
+/*
+ * RFC 8446 §7.1:
+ *   struct { uint16 length; opaque label<7..255> = "tls13 " + Label;
+ *            opaque context<0..255>; } HkdfLabel;
+ */
+int ks_expand_label(enum qtls_hash h, const struct secret *secret, const char *label,
+                    const uint8_t *context, size_t context_len, uint8_t *out, size_t out_len)
+{
+    uint8_t info[2 + 1 + 255 + 1 + 255];
+    struct wr w;
+    size_t label_len = strlen(label);
+    if (label_len > 255 - 6 || context_len > 255 || out_len > 0xffff) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_INTERNAL_ERROR);
+        return 0;
+    }
+    wr_init_fixed(&w, info, sizeof(info));
+    wr_u16(&w, (uint16_t)out_len);
+    wr_u8(&w, (uint8_t)(6 + label_len));
+    wr_bytes(&w, "tls13 ", 6);
+    wr_bytes(&w, label, label_len);
+    wr_u8(&w, (uint8_t)context_len);
+    wr_bytes(&w, context, context_len);
+    return wr_ok(&w) &&
+           crypto_hkdf_expand(h, secret->b, secret->len, info, w.len, out, out_len);
+}
+
+/* Derive-Secret(Secret, Label, Messages) with Transcript-Hash(Messages) given. */
+int ks_derive_secret(enum qtls_hash h, const struct secret *secret, const char *label,
+                     const uint8_t *thash, struct secret *out)
+{
+    size_t hl = crypto_hash_len(h);
+    uint8_t tmp[EVP_MAX_MD_SIZE];
+    int ok = ks_expand_label(h, secret, label, thash, hl, tmp, hl);
+    if (ok)
+        secret_set(out, tmp, hl);
+    OPENSSL_cleanse(tmp, sizeof(tmp));
+    return ok;
+}
+
+/* Early Secret = HKDF-Extract(salt: 0, IKM: PSK or HashLen zeros). */
+int ks_early_secret(enum qtls_hash h, const uint8_t *psk, size_t psk_len, struct secret *out)
+{
+    static const uint8_t zeros[EVP_MAX_MD_SIZE];
+    size_t hl = crypto_hash_len(h);
+    if (psk == NULL) {
+        psk = zeros;
+        psk_len = hl;
+    }
+    out->len = hl;
+    return crypto_hkdf_extract(h, NULL, 0, psk, psk_len, out->b);
+}
+
+/* Handshake/Master Secret = HKDF-Extract(Derive-Secret(prev, "derived", ""), IKM). */
+int ks_next_stage(enum qtls_hash h, const struct secret *prev, const uint8_t *ikm,
+                  size_t ikm_len, struct secret *out)
+{
+    static const uint8_t zeros[EVP_MAX_MD_SIZE];
+    size_t hl = crypto_hash_len(h);
+    uint8_t empty_hash[EVP_MAX_MD_SIZE];
+    struct secret derived;
+    if (!crypto_digest(h, NULL, 0, empty_hash) ||
+        !ks_derive_secret(h, prev, "derived", empty_hash, &derived))
+        return 0;
+    if (ikm == NULL) {
+        ikm = zeros;
+        ikm_len = hl;
+    }
+    uint8_t tmp[EVP_MAX_MD_SIZE];
+    int ok = crypto_hkdf_extract(h, derived.b, derived.len, ikm, ikm_len, tmp);
+    if (ok)
+        secret_set(out, tmp, hl);
+    OPENSSL_cleanse(tmp, sizeof(tmp));
+    secret_wipe(&derived);
+    return ok;
+}
+
+/* §4.4.4: finished_key = HKDF-Expand-Label(BaseKey, "finished", "", Hash.length). */
+int ks_finished(enum qtls_hash h, const struct secret *base, const uint8_t *thash, uint8_t *out)
+{
+    size_t hl = crypto_hash_len(h);
+    uint8_t key[EVP_MAX_MD_SIZE];
+    int ok = ks_expand_label(h, base, "finished", NULL, 0, key, hl) &&
+             crypto_hmac(h, key, hl, thash, hl, out);
+    OPENSSL_cleanse(key, sizeof(key));
+    return ok;
+}
+
+/* ---- transcript ---- */
+
+void transcript_init(struct transcript *t)
+{
+    memset(t, 0, sizeof(*t));
+    wr_init(&t->pending);
+}
+
+int transcript_add(struct transcript *t, const uint8_t *p, size_t n)
+{
+    if (t->md == NULL) {
+        wr_bytes(&t->pending, p, n);
+        if (!wr_ok(&t->pending)) {
+            ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+            return 0;
+        }
+        return 1;
+    }
+    if (!EVP_DigestUpdate(t->md, p, n)) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+        return 0;
+    }
+    return 1;
+}
+
+int transcript_set_hash(struct transcript *t, enum qtls_hash h)
+{
+    if (t->md != NULL)
+        return t->hash == h;
+    t->hash = h;
+    t->md = EVP_MD_CTX_new();
+    if (t->md == NULL || !EVP_DigestInit_ex(t->md, crypto_md(h), NULL) ||
+        !EVP_DigestUpdate(t->md, t->pending.buf, t->pending.len)) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+        return 0;
+    }
+    wr_free(&t->pending);
+    return 1;
+}
+
+int transcript_hash(struct transcript *t, uint8_t *out)
+{
+    EVP_MD_CTX *copy = EVP_MD_CTX_new();
+    int ok = copy != NULL && t->md != NULL && EVP_MD_CTX_copy_ex(copy, t->md) &&
+             EVP_DigestFinal_ex(copy, out, NULL);
+    EVP_MD_CTX_free(copy);
+    if (!ok)
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+    return ok;
+}
+
+/*
+ * §4.4.1: after a HelloRetryRequest, ClientHello1 is replaced by
+ *   message_hash(254) || 00 00 Hash.length || Hash(ClientHello1).
+ * Called with only ClientHello1 in the transcript.
+ */
+int transcript_hrr_restart(struct transcript *t)
+{
+    uint8_t h[4 + EVP_MAX_MD_SIZE];
+    size_t hl = crypto_hash_len(t->hash);
+    if (!transcript_hash(t, h + 4))
+        return 0;
+    h[0] = HT_MESSAGE_HASH;
+    h[1] = 0;
+    h[2] = 0;
+    h[3] = (uint8_t)hl;
+    if (!EVP_DigestInit_ex(t->md, crypto_md(t->hash), NULL)) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+        return 0;
+    }
+    return transcript_add(t, h, 4 + hl);
+}
+
+void transcript_free(struct transcript *t)
+{
+    EVP_MD_CTX_free(t->md);
+    wr_free(&t->pending);
+    memset(t, 0, sizeof(*t));
+}
