@@ -50,8 +50,11 @@ void err_load_strings(void);
  * handshake driver sends it once). Always evaluates to 0.
  */
 void qtls_set_alert(SSL *c, uint8_t alert);
+/* Raises `reason` (after ERR_new/ERR_set_debug recorded the caller), records the alert; returns 0. */
+int qtls_fail_raise(SSL *c, int alert, int reason);
 #define qtls_fail(c, alert, reason)                                                                \
-    (ERR_raise(ERR_LIB_SSL, (reason)), qtls_set_alert((c), (uint8_t)(alert)), 0)
+    (ERR_new(), ERR_set_debug(OPENSSL_FILE, OPENSSL_LINE, OPENSSL_FUNC),                           \
+     qtls_fail_raise((c), (alert), (reason)))
 
 /* ------------------------------------------------------------------ */
 /* Suites, groups and signature schemes (suites.c)                     */
@@ -159,6 +162,11 @@ void secret_wipe(struct secret *s);
 QTLS_MUST_CHECK int ks_expand_label(enum qtls_hash h, const struct secret *secret,
                                     const char *label, const uint8_t *context, size_t context_len,
                                     uint8_t *out, size_t out_len);
+/* The same with a label of explicit length (exporters take arbitrary labels). */
+QTLS_MUST_CHECK int ks_expand_label_n(enum qtls_hash h, const struct secret *secret,
+                                      const uint8_t *label, size_t label_len,
+                                      const uint8_t *context, size_t context_len, uint8_t *out,
+                                      size_t out_len);
 /* Derive-Secret(secret, label, transcript_hash): the hash is passed in. */
 QTLS_MUST_CHECK int ks_derive_secret(enum qtls_hash h, const struct secret *secret,
                                      const char *label, const uint8_t *thash, struct secret *out);
@@ -276,6 +284,9 @@ struct ssl_st {
     OSSL_ENCRYPTION_LEVEL read_level, write_level;
     OSSL_ENCRYPTION_LEVEL last_provided_level;
     struct wr in[4]; /* unprocessed bytes per level */
+    int early_data_enabled;       /* SSL_set_quic_early_data_enabled */
+    uint8_t *early_data_context;  /* SSL_set_quic_early_data_context */
+    size_t early_data_context_len;
 
     /* Outcome */
     int version;
@@ -427,6 +438,8 @@ struct hs {
     int flight_pending;
 
     /* Key exchange */
+    uint8_t my_share[97]; /* our public key_share (client) */
+    size_t my_share_len;
     EVP_PKEY *kex_key;
     const struct group *kex_group;
     int hrr_done;
@@ -439,6 +452,7 @@ struct hs {
     EVP_PKEY *peer_key;
 
     /* Server */
+    struct wr peer_share;   /* the client's key_share, until ServerHello */
     uint8_t ch1_digest[32]; /* fingerprint of ClientHello1 for the §4.1.2 check */
     uint16_t sigscheme;
     uint16_t peer_sigschemes[64];
@@ -492,7 +506,6 @@ enum hs_wait server_step(SSL *c);
 
 /* The client's ALPN / transport-parameter and server's selection rules (extensions.c). */
 void ext_write_client_hello_extensions(SSL *c, struct wr *w);
-QTLS_MUST_CHECK int ext_process_server_hello(SSL *c, const struct ext_set *e);
 QTLS_MUST_CHECK int ext_process_encrypted_extensions(SSL *c, const struct ext_set *e);
 QTLS_MUST_CHECK int ext_process_client_hello(SSL *c, const struct ext_set *e);
 void ext_write_encrypted_extensions(SSL *c, struct wr *w);

@@ -20,12 +20,12 @@ void secret_wipe(struct secret *s) { OPENSSL_cleanse(s, sizeof(*s)); }
  *   struct { uint16 length; opaque label<7..255> = "tls13 " + Label;
  *            opaque context<0..255>; } HkdfLabel;
  */
-int ks_expand_label(enum qtls_hash h, const struct secret *secret, const char *label,
-                    const uint8_t *context, size_t context_len, uint8_t *out, size_t out_len)
+int ks_expand_label_n(enum qtls_hash h, const struct secret *secret, const uint8_t *label,
+                      size_t label_len, const uint8_t *context, size_t context_len, uint8_t *out,
+                      size_t out_len)
 {
     uint8_t info[2 + 1 + 255 + 1 + 255];
     struct wr w;
-    size_t label_len = strlen(label);
     if (label_len > 255 - 6 || context_len > 255 || out_len > 0xffff) {
         ERR_raise(ERR_LIB_SSL, ERR_R_INTERNAL_ERROR);
         return 0;
@@ -39,6 +39,13 @@ int ks_expand_label(enum qtls_hash h, const struct secret *secret, const char *l
     wr_bytes(&w, context, context_len);
     return wr_ok(&w) &&
            crypto_hkdf_expand(h, secret->b, secret->len, info, w.len, out, out_len);
+}
+
+int ks_expand_label(enum qtls_hash h, const struct secret *secret, const char *label,
+                    const uint8_t *context, size_t context_len, uint8_t *out, size_t out_len)
+{
+    return ks_expand_label_n(h, secret, (const uint8_t *)label, strlen(label), context,
+                             context_len, out, out_len);
 }
 
 /* Derive-Secret(Secret, Label, Messages) with Transcript-Hash(Messages) given. */

@@ -1,0 +1,349 @@
+/*
+ * The client state machine (RFC 8446 §2, Figure 1 and §4.1.4), one function
+ * per state. Each reading state: read a message or ask for more, check its
+ * type, parse, consume (which adds it to the transcript), pick the next
+ * state.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+enum client_state {
+    CS_SEND_CLIENT_HELLO,
+    CS_READ_SERVER_HELLO,
+    CS_READ_ENCRYPTED_EXTENSIONS,
+    CS_READ_CERTIFICATE_REQUEST,
+    CS_READ_SERVER_CERTIFICATE,
+    CS_READ_SERVER_CERTIFICATE_VERIFY,
+    CS_READ_SERVER_FINISHED,
+    CS_SEND_CLIENT_CERTIFICATE,
+    CS_SEND_CLIENT_FINISHED,
+    CS_DONE,
+};
+
+/* §4.1.3: a ServerHello with this random is a HelloRetryRequest. */
+static const uint8_t hrr_random[32] = {
+    0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
+    0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
+};
+
+/* A message of the expected type, or HS_WANT_MESSAGE / HS_ERROR through *wait. */
+static int read_expected(SSL *c, uint8_t want, struct rd *body, struct rd *whole,
+                         enum hs_wait *wait)
+{
+    uint8_t type;
+    int r = msg_read(c, &type, body, whole);
+    *wait = r == 0 ? HS_WANT_MESSAGE : HS_ERROR;
+    return r == 1 && msg_expect(c, type, want);
+}
+
+static int make_key_share(SSL *c, const struct group *g)
+{
+    struct hs *hs = c->hs;
+    struct wr share;
+    EVP_PKEY_free(hs->kex_key);
+    wr_init_fixed(&share, hs->my_share, sizeof(hs->my_share));
+    hs->kex_group = g;
+    hs->kex_key = crypto_kex_generate(g, &share);
+    hs->my_share_len = share.len;
+    return hs->kex_key != NULL || qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+}
+
+/*
+ * struct { ProtocolVersion legacy_version = 0x0303; Random random;
+ *          opaque legacy_session_id<0..32>; CipherSuite cipher_suites<2..2^16-2>;
+ *          opaque legacy_compression_methods<1..2^8-1>; Extension extensions<8..2^16-1>;
+ * } ClientHello;   (§4.1.2; the session id stays empty in QUIC, RFC 9001 §8.4)
+ */
+static enum hs_wait do_send_client_hello(SSL *c)
+{
+    struct hs *hs = c->hs;
+    struct wr *w = &hs->out;
+    if (c->alpn_len == 0) /* RFC 9001 §8.1 */
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_NO_APPLICATION_PROTOCOL);
+    if (!hs->hrr_done) {
+        const struct group *g = c->n_groups > 0 ? group_by_id(c->groups[0]) : NULL;
+        if (g == NULL)
+            return qtls_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_NO_SHARED_GROUPS);
+        if (!crypto_random(c->client_random, sizeof(c->client_random)) || !make_key_share(c, g))
+            return HS_ERROR;
+    }
+    size_t at = msg_begin(c, ssl_encryption_initial, HT_CLIENT_HELLO);
+    wr_u16(w, TLS1_2_VERSION);
+    wr_bytes(w, c->client_random, sizeof(c->client_random));
+    wr_u8(w, 0);
+    size_t suites = wr_open_vec(w, 2);
+    for (size_t i = 0; i < c->n_suites; i++)
+        wr_u16(w, c->suites[i]->tls_id);
+    wr_close_vec(w, suites, 2);
+    wr_u8(w, 1);
+    wr_u8(w, 0);
+    size_t exts = wr_open_vec(w, 2);
+    ext_write_client_hello_extensions(c, w);
+    wr_close_vec(w, exts, 2);
+    if (!msg_end(c, at))
+        return HS_ERROR;
+    c->hs->state = CS_READ_SERVER_HELLO;
+    return HS_CONTINUE;
+}
+
+static int offered_suite(SSL *c, const SSL_CIPHER *s)
+{
+    for (size_t i = 0; i < c->n_suites; i++)
+        if (c->suites[i] == s)
+            return 1;
+    return 0;
+}
+
+/* §4.1.4: HelloRetryRequest. Switch to the server's group and send ClientHello again. */
+static enum hs_wait process_hello_retry_request(SSL *c, const struct ext_set *e,
+                                                const struct rd *whole)
+{
+    struct hs *hs = c->hs;
+    uint16_t group_id;
+    struct rd ks = e->body[EXT_KEY_SHARE], cookie, cb = e->body[EXT_COOKIE];
+    if (hs->hrr_done) /* only one HelloRetryRequest per handshake */
+        return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_UNEXPECTED_MESSAGE);
+    if (!ext_has(e, EXT_KEY_SHARE) && !ext_has(e, EXT_COOKIE))
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_HELLO_REQUEST);
+    if (ext_has(e, EXT_COOKIE)) {
+        if (!rd_vec16(&cb, &cookie) || !rd_empty(&cb) || rd_empty(&cookie))
+            return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+        wr_bytes(&hs->cookie, cookie.p, cookie.n);
+    }
+    if (!transcript_set_hash(&hs->transcript, c->cipher->hash) ||
+        !transcript_hrr_restart(&hs->transcript) || !msg_consume(c, whole))
+        return HS_ERROR;
+    hs->hrr_done = 1;
+    if (ext_has(e, EXT_KEY_SHARE)) {
+        if (!rd_u16(&ks, &group_id) || !rd_empty(&ks))
+            return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+        /* §4.2.8: a group we support, and not the one we already sent. */
+        int ours = 0;
+        for (size_t i = 0; i < c->n_groups; i++)
+            ours |= c->groups[i] == group_id;
+        if (!ours || group_id == hs->kex_group->id || group_by_id(group_id) == NULL)
+            return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE);
+        if (!make_key_share(c, group_by_id(group_id)))
+            return HS_ERROR;
+    }
+    if (!wr_ok(&hs->cookie))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+    hs->state = CS_SEND_CLIENT_HELLO;
+    return HS_CONTINUE;
+}
+
+/* §4.2.8: the server's share, in the group we offered; then the handshake keys. */
+static enum hs_wait process_server_hello(SSL *c, const struct ext_set *e, const struct rd *whole)
+{
+    struct hs *hs = c->hs;
+    struct rd ks = e->body[EXT_KEY_SHARE], share;
+    uint16_t group_id;
+    uint8_t ecdhe[128];
+    if (!ext_has(e, EXT_KEY_SHARE))
+        return qtls_fail(c, SSL_AD_MISSING_EXTENSION, QTLS_R_MISSING_EXTENSION);
+    if (!rd_u16(&ks, &group_id) || !rd_vec16(&ks, &share) || !rd_empty(&ks))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    if (group_id != hs->kex_group->id)
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE);
+    size_t n = crypto_kex_derive(hs->kex_group, hs->kex_key, share.p, share.n, ecdhe,
+                                 sizeof(ecdhe));
+    if (n == 0)
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
+    c->group_id = group_id;
+    EVP_PKEY_free(hs->kex_key);
+    hs->kex_key = NULL;
+    int ok = transcript_set_hash(&hs->transcript, c->cipher->hash) && msg_consume(c, whole) &&
+             quic_set_read_level(c, ssl_encryption_handshake) &&
+             hs_derive_handshake_secrets(c, ecdhe, n);
+    OPENSSL_cleanse(ecdhe, sizeof(ecdhe));
+    if (!ok)
+        return HS_ERROR;
+    hs->state = CS_READ_ENCRYPTED_EXTENSIONS;
+    return HS_CONTINUE;
+}
+
+/* §4.1.3: ServerHello and HelloRetryRequest share one structure. */
+static enum hs_wait do_read_server_hello(SSL *c)
+{
+    struct rd body, whole, session_id, exts;
+    enum hs_wait wait;
+    uint16_t legacy_version, suite_id, version;
+    uint8_t random[32], compression;
+    struct ext_set e;
+    if (!read_expected(c, HT_SERVER_HELLO, &body, &whole, &wait))
+        return wait;
+    if (!rd_u16(&body, &legacy_version) || !rd_copy(&body, random, sizeof(random)) ||
+        !rd_vec8(&body, &session_id) || !rd_u16(&body, &suite_id) ||
+        !rd_u8(&body, &compression) || !rd_vec16(&body, &exts) || !rd_empty(&body))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    int is_hrr = memcmp(random, hrr_random, sizeof(random)) == 0;
+    if (!ext_split(c, is_hrr ? EM_HRR : EM_SH, exts, c->hs->offered, &e))
+        return HS_ERROR;
+    /* §4.2.1: TLS 1.3 is negotiated by supported_versions alone. */
+    struct rd sv = e.body[EXT_SUPPORTED_VERSIONS];
+    if (!ext_has(&e, EXT_SUPPORTED_VERSIONS))
+        return qtls_fail(c, SSL_AD_PROTOCOL_VERSION, SSL_R_UNSUPPORTED_PROTOCOL);
+    if (!rd_u16(&sv, &version) || !rd_empty(&sv))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    if (version != TLS1_3_VERSION || legacy_version != TLS1_2_VERSION)
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_UNSUPPORTED_PROTOCOL);
+    if (!rd_empty(&session_id) || compression != 0)
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_DATA);
+    const SSL_CIPHER *suite = suite_by_tls_id(suite_id);
+    /* §4.1.4: the ServerHello must keep the suite of the HelloRetryRequest. */
+    if (suite == NULL || !offered_suite(c, suite) || (c->cipher != NULL && c->cipher != suite))
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CIPHER_RETURNED);
+    c->cipher = suite;
+    c->version = TLS1_3_VERSION;
+    return is_hrr ? process_hello_retry_request(c, &e, &whole)
+                  : process_server_hello(c, &e, &whole);
+}
+
+/* §4.3.1: struct { Extension extensions<0..2^16-1>; } EncryptedExtensions; */
+static enum hs_wait do_read_encrypted_extensions(SSL *c)
+{
+    struct rd body, whole, exts;
+    enum hs_wait wait;
+    struct ext_set e;
+    if (!read_expected(c, HT_ENCRYPTED_EXTENSIONS, &body, &whole, &wait))
+        return wait;
+    if (!rd_vec16(&body, &exts) || !rd_empty(&body))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    if (!ext_split(c, EM_EE, exts, c->hs->offered, &e) ||
+        !ext_process_encrypted_extensions(c, &e) || !msg_consume(c, &whole))
+        return HS_ERROR;
+    c->hs->state = CS_READ_CERTIFICATE_REQUEST;
+    return HS_CONTINUE;
+}
+
+/* §4.3.2: optional; remembers the context and the schemes for our CertificateVerify. */
+static enum hs_wait do_read_certificate_request(SSL *c)
+{
+    struct hs *hs = c->hs;
+    struct rd body, whole, context, exts, list;
+    uint8_t type;
+    struct ext_set e;
+    int r = msg_read(c, &type, &body, &whole);
+    if (r <= 0)
+        return r == 0 ? HS_WANT_MESSAGE : HS_ERROR;
+    hs->state = CS_READ_SERVER_CERTIFICATE;
+    if (type != HT_CERTIFICATE_REQUEST)
+        return HS_CONTINUE;
+    if (!rd_vec8(&body, &context) || !rd_vec16(&body, &exts) || !rd_empty(&body))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    if (!ext_split(c, EM_CR, exts, 0, &e))
+        return HS_ERROR;
+    struct rd sa = e.body[EXT_SIGNATURE_ALGORITHMS];
+    if (!ext_has(&e, EXT_SIGNATURE_ALGORITHMS))
+        return qtls_fail(c, SSL_AD_MISSING_EXTENSION, SSL_R_MISSING_SIGALGS_EXTENSION);
+    if (!rd_vec16(&sa, &list) || !rd_empty(&sa) || list.n == 0 || list.n % 2 != 0)
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    uint16_t id;
+    hs->n_peer_sigschemes = 0;
+    while (rd_u16(&list, &id))
+        if (hs->n_peer_sigschemes < sizeof(hs->peer_sigschemes) / sizeof(uint16_t))
+            hs->peer_sigschemes[hs->n_peer_sigschemes++] = id;
+    wr_bytes(&hs->cert_request_context, context.p, context.n);
+    if (!wr_ok(&hs->cert_request_context))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+    hs->cert_requested = 1;
+    return msg_consume(c, &whole) ? HS_CONTINUE : HS_ERROR;
+}
+
+static enum hs_wait do_read_server_certificate(SSL *c)
+{
+    struct rd body, whole;
+    enum hs_wait wait;
+    if (!read_expected(c, HT_CERTIFICATE, &body, &whole, &wait))
+        return wait;
+    if (!msg_parse_certificate(c, body, 0) || !cert_verify_peer_chain(c, c->peer_chain) ||
+        !msg_consume(c, &whole))
+        return HS_ERROR;
+    c->hs->state = CS_READ_SERVER_CERTIFICATE_VERIFY;
+    return HS_CONTINUE;
+}
+
+static enum hs_wait do_read_server_certificate_verify(SSL *c)
+{
+    struct rd body, whole;
+    enum hs_wait wait;
+    uint8_t thash[EVP_MAX_MD_SIZE];
+    if (!read_expected(c, HT_CERTIFICATE_VERIFY, &body, &whole, &wait))
+        return wait;
+    if (!transcript_hash(&c->hs->transcript, thash) ||
+        !msg_check_certificate_verify(c, body, X509_get0_pubkey(c->peer_cert), thash) ||
+        !msg_consume(c, &whole))
+        return HS_ERROR;
+    c->hs->state = CS_READ_SERVER_FINISHED;
+    return HS_CONTINUE;
+}
+
+static enum hs_wait do_read_server_finished(SSL *c)
+{
+    struct hs *hs = c->hs;
+    struct rd body, whole;
+    enum hs_wait wait;
+    uint8_t thash[EVP_MAX_MD_SIZE];
+    if (!read_expected(c, HT_FINISHED, &body, &whole, &wait))
+        return wait;
+    if (!transcript_hash(&hs->transcript, thash) ||
+        !msg_check_finished(c, body, &hs->server_hs, thash) || !msg_consume(c, &whole) ||
+        !quic_set_read_level(c, ssl_encryption_application) ||
+        !hs_derive_application_secrets(c))
+        return HS_ERROR;
+    hs->state = hs->cert_requested ? CS_SEND_CLIENT_CERTIFICATE : CS_SEND_CLIENT_FINISHED;
+    return HS_CONTINUE;
+}
+
+/* §4.4.2: our certificate if we have one the server can accept, else an empty one. */
+static enum hs_wait do_send_client_certificate(SSL *c)
+{
+    struct hs *hs = c->hs;
+    const struct cert_cfg *cc = &c->ctx->cert;
+    uint16_t scheme = 0;
+    int have = cc->cert != NULL && cc->pkey != NULL &&
+               cert_choose_scheme(cc->pkey, hs->peer_sigschemes, hs->n_peer_sigschemes, &scheme);
+    if (!msg_write_certificate(c, hs->cert_request_context.buf, hs->cert_request_context.len,
+                               have ? cc : NULL))
+        return HS_ERROR;
+    if (have && !msg_write_certificate_verify(c, cc->pkey, scheme))
+        return HS_ERROR;
+    hs->state = CS_SEND_CLIENT_FINISHED;
+    return HS_CONTINUE;
+}
+
+static enum hs_wait do_send_client_finished(SSL *c)
+{
+    if (!msg_write_finished(c, &c->hs->client_hs) || !hs_derive_resumption_secret(c))
+        return HS_ERROR;
+    c->hs->state = CS_DONE;
+    return HS_DONE;
+}
+
+enum hs_wait client_step(SSL *c)
+{
+    switch ((enum client_state)c->hs->state) {
+    case CS_SEND_CLIENT_HELLO:
+        return do_send_client_hello(c);
+    case CS_READ_SERVER_HELLO:
+        return do_read_server_hello(c);
+    case CS_READ_ENCRYPTED_EXTENSIONS:
+        return do_read_encrypted_extensions(c);
+    case CS_READ_CERTIFICATE_REQUEST:
+        return do_read_certificate_request(c);
+    case CS_READ_SERVER_CERTIFICATE:
+        return do_read_server_certificate(c);
+    case CS_READ_SERVER_CERTIFICATE_VERIFY:
+        return do_read_server_certificate_verify(c);
+    case CS_READ_SERVER_FINISHED:
+        return do_read_server_finished(c);
+    case CS_SEND_CLIENT_CERTIFICATE:
+        return do_send_client_certificate(c);
+    case CS_SEND_CLIENT_FINISHED:
+        return do_send_client_finished(c);
+    case CS_DONE:
+        return HS_DONE;
+    }
+    return qtls_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_BAD_HANDSHAKE_STATE);
+}

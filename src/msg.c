@@ -1,0 +1,253 @@
+/*
+ * Handshake message framing over the QUIC glue, and the messages both sides
+ * send and check the same way: Certificate, CertificateVerify, Finished
+ * (RFC 8446 §4.4).
+ */
+#include "internal.h"
+
+#include <string.h>
+
+/* ---- output ---- */
+
+size_t msg_begin(SSL *c, OSSL_ENCRYPTION_LEVEL level, uint8_t type)
+{
+    struct hs *hs = c->hs;
+    /* Messages of one level are packed together; a new level hands the old ones over. */
+    if (hs->out.len > 0 && hs->out_level != level && !msg_flush_output(c))
+        hs->out.failed = 1;
+    hs->out_level = level;
+    c->write_level = level;
+    size_t at = hs->out.len;
+    wr_u8(&hs->out, type);
+    wr_open_vec(&hs->out, 3);
+    return at;
+}
+
+int msg_end(SSL *c, size_t at)
+{
+    struct wr *out = &c->hs->out;
+    wr_close_vec(out, at + 1, 3);
+    if (!wr_ok(out))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    return transcript_add(&c->hs->transcript, out->buf + at, out->len - at) ||
+           qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+}
+
+int msg_flush_output(SSL *c)
+{
+    struct hs *hs = c->hs;
+    if (hs->out.len == 0)
+        return 1;
+    int ok = quic_add_handshake_data(c, hs->out_level, hs->out.buf, hs->out.len);
+    wr_reset(&hs->out);
+    hs->flight_pending = 1;
+    return ok;
+}
+
+/* ---- input ---- */
+
+int msg_read(SSL *c, uint8_t *type, struct rd *body, struct rd *whole)
+{
+    int r = quic_peek_message(c, whole);
+    if (r <= 0)
+        return r;
+    struct rd m = *whole;
+    if (!rd_u8(&m, type) || !rd_vec24(&m, body))
+        return -1; /* cannot happen: quic_peek_message returns whole messages */
+    /* RFC 9001 §6: QUIC updates keys itself; a KeyUpdate message is a violation. */
+    if (*type == HT_KEY_UPDATE)
+        return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, QTLS_R_KEY_UPDATE_NOT_ALLOWED) - 1;
+    return 1;
+}
+
+int msg_consume(SSL *c, const struct rd *whole)
+{
+    if (!transcript_add(&c->hs->transcript, whole->p, whole->n))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    quic_consume_message(c, whole->n);
+    return 1;
+}
+
+int msg_expect(SSL *c, uint8_t type, uint8_t want)
+{
+    if (type != want)
+        return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_UNEXPECTED_MESSAGE);
+    return 1;
+}
+
+/* ---- Certificate (§4.4.2) ---- */
+
+static void write_cert_entry(struct wr *w, X509 *x)
+{
+    size_t at = wr_open_vec(w, 3);
+    int len = i2d_X509(x, NULL);
+    uint8_t *p = len > 0 ? wr_reserve(w, (size_t)len) : NULL;
+    if (p == NULL || i2d_X509(x, &p) != len)
+        w->failed = 1;
+    wr_close_vec(w, at, 3);
+    wr_u16(w, 0); /* no CertificateEntry extensions */
+}
+
+/*
+ * struct { opaque certificate_request_context<0..2^8-1>;
+ *          CertificateEntry certificate_list<0..2^24-1>; } Certificate;
+ */
+int msg_write_certificate(SSL *c, const uint8_t *context, size_t context_len,
+                          const struct cert_cfg *cc)
+{
+    struct wr *w = &c->hs->out;
+    size_t at = msg_begin(c, ssl_encryption_handshake, HT_CERTIFICATE);
+    size_t ctx_at = wr_open_vec(w, 1);
+    wr_bytes(w, context, context_len);
+    wr_close_vec(w, ctx_at, 1);
+    size_t list = wr_open_vec(w, 3);
+    if (cc != NULL && cc->cert != NULL) {
+        write_cert_entry(w, cc->cert);
+        for (int i = 0; cc->chain != NULL && i < sk_X509_num(cc->chain); i++)
+            write_cert_entry(w, sk_X509_value(cc->chain, i));
+    }
+    wr_close_vec(w, list, 3);
+    return msg_end(c, at);
+}
+
+static int parse_cert_entry(SSL *c, struct rd *list, STACK_OF(X509) *chain)
+{
+    struct rd data, exts;
+    struct ext_set e;
+    if (!rd_vec24(list, &data) || !rd_vec16(list, &exts) || rd_empty(&data))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    if (!ext_split(c, EM_CT, exts, c->hs->offered, &e))
+        return 0;
+    const unsigned char *p = data.p;
+    X509 *x = d2i_X509(NULL, &p, (long)data.n);
+    if (x == NULL || p != data.p + data.n) {
+        X509_free(x);
+        return qtls_fail(c, SSL_AD_BAD_CERTIFICATE, SSL_R_BAD_DATA);
+    }
+    if (!sk_X509_push(chain, x)) {
+        X509_free(x);
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+    }
+    return 1;
+}
+
+int msg_parse_certificate(SSL *c, struct rd body, int allow_empty)
+{
+    struct rd context, list;
+    struct hs *hs = c->hs;
+    if (!rd_vec8(&body, &context) || !rd_vec24(&body, &list) || !rd_empty(&body))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    /* The context echoes the CertificateRequest's (empty for a server). */
+    const uint8_t *want = c->server ? hs->cert_request_context.buf : NULL;
+    size_t want_len = c->server ? hs->cert_request_context.len : 0;
+    if (context.n != want_len || (want_len > 0 && memcmp(context.p, want, want_len) != 0))
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_DATA);
+    if (rd_empty(&list)) {
+        if (!allow_empty) /* §4.4.2.4 */
+            return qtls_fail(c, SSL_AD_DECODE_ERROR, SSL_R_BAD_DATA);
+        return 1;
+    }
+    STACK_OF(X509) *chain = sk_X509_new_null();
+    if (chain == NULL)
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+    while (!rd_empty(&list)) {
+        if (!parse_cert_entry(c, &list, chain)) {
+            sk_X509_pop_free(chain, X509_free);
+            return 0;
+        }
+    }
+    sk_X509_pop_free(c->peer_chain, X509_free);
+    X509_free(c->peer_cert);
+    c->peer_chain = chain;
+    c->peer_cert = sk_X509_value(chain, 0);
+    X509_up_ref(c->peer_cert);
+    return 1;
+}
+
+/* ---- CertificateVerify (§4.4.3) ---- */
+
+/* 64 spaces, the context string, a zero byte, then the transcript hash. */
+static size_t signed_content(SSL *c, int by_server, const uint8_t *thash, uint8_t *out)
+{
+    static const char server_ctx[] = "TLS 1.3, server CertificateVerify";
+    static const char client_ctx[] = "TLS 1.3, client CertificateVerify";
+    const char *label = by_server ? server_ctx : client_ctx;
+    size_t hl = crypto_hash_len(c->cipher->hash);
+    memset(out, 0x20, 64);
+    memcpy(out + 64, label, sizeof(server_ctx)); /* includes the zero byte */
+    memcpy(out + 64 + sizeof(server_ctx), thash, hl);
+    return 64 + sizeof(server_ctx) + hl;
+}
+
+#define QTLS_TBS_MAX (64 + 34 + EVP_MAX_MD_SIZE)
+
+int msg_write_certificate_verify(SSL *c, EVP_PKEY *key, uint16_t scheme)
+{
+    uint8_t thash[EVP_MAX_MD_SIZE], tbs[QTLS_TBS_MAX];
+    struct wr *w = &c->hs->out;
+    if (!transcript_hash(&c->hs->transcript, thash))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    size_t tbs_len = signed_content(c, c->server, thash, tbs);
+    size_t at = msg_begin(c, ssl_encryption_handshake, HT_CERTIFICATE_VERIFY);
+    wr_u16(w, scheme);
+    size_t sig = wr_open_vec(w, 2);
+    if (!crypto_sign(key, sigscheme_by_id(scheme), tbs, tbs_len, w))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    wr_close_vec(w, sig, 2);
+    return msg_end(c, at);
+}
+
+/* Only schemes we offered, valid in TLS 1.3, for this key type and curve. */
+static int scheme_acceptable(uint16_t id, EVP_PKEY *key)
+{
+    const struct sigscheme *s = sigscheme_by_id(id);
+    int offered = 0;
+    for (size_t i = 0; i < qtls_num_offered_sigschemes; i++)
+        offered |= qtls_offered_sigschemes[i] == id;
+    return offered && s != NULL && s->tls13_ok && crypto_key_matches_scheme(key, s);
+}
+
+int msg_check_certificate_verify(SSL *c, struct rd body, EVP_PKEY *key, const uint8_t *thash)
+{
+    uint16_t scheme;
+    struct rd sig;
+    uint8_t tbs[QTLS_TBS_MAX];
+    if (!rd_u16(&body, &scheme) || !rd_vec16(&body, &sig) || !rd_empty(&body))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    if (!scheme_acceptable(scheme, key))
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_SIGNATURE_TYPE);
+    size_t tbs_len = signed_content(c, !c->server, thash, tbs);
+    if (!crypto_verify(key, sigscheme_by_id(scheme), tbs, tbs_len, sig.p, sig.n))
+        return qtls_fail(c, SSL_AD_DECRYPT_ERROR, SSL_R_BAD_SIGNATURE);
+    return 1;
+}
+
+/* ---- Finished (§4.4.4) ---- */
+
+int msg_write_finished(SSL *c, const struct secret *base)
+{
+    uint8_t thash[EVP_MAX_MD_SIZE], verify[EVP_MAX_MD_SIZE];
+    enum qtls_hash h = c->cipher->hash;
+    if (!transcript_hash(&c->hs->transcript, thash) || !ks_finished(h, base, thash, verify))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    size_t at = msg_begin(c, ssl_encryption_handshake, HT_FINISHED);
+    wr_bytes(&c->hs->out, verify, crypto_hash_len(h));
+    OPENSSL_cleanse(verify, sizeof(verify));
+    return msg_end(c, at);
+}
+
+int msg_check_finished(SSL *c, struct rd body, const struct secret *base, const uint8_t *thash)
+{
+    uint8_t want[EVP_MAX_MD_SIZE];
+    enum qtls_hash h = c->cipher->hash;
+    size_t hl = crypto_hash_len(h);
+    if (body.n != hl)
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    if (!ks_finished(h, base, thash, want))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    int same = CRYPTO_memcmp(want, body.p, hl) == 0;
+    OPENSSL_cleanse(want, sizeof(want));
+    if (!same)
+        return qtls_fail(c, SSL_AD_DECRYPT_ERROR, SSL_R_DIGEST_CHECK_FAILED);
+    return 1;
+}

@@ -1,0 +1,330 @@
+/*
+ * The QUIC glue: SSL_QUIC_METHOD installation, SSL_provide_quic_data
+ * buffering per encryption level and its level rules, delivery of secrets,
+ * flights and alerts, and the transport-parameter codepoints.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+/* ---- installing the method ---- */
+
+int SSL_CTX_set_quic_method(SSL_CTX *ctx, const SSL_QUIC_METHOD *quic_method)
+{
+    /* Only the version-flexible methods, as quictls: QUIC negotiates TLS 1.3 only. */
+    if (ctx->method->version != TLS_ANY_VERSION) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_PASSED_INVALID_ARGUMENT);
+        return 0;
+    }
+    ctx->quic_method = quic_method;
+    ctx->options &= ~SSL_OP_ENABLE_MIDDLEBOX_COMPAT; /* RFC 9001 §8.4 */
+    return 1;
+}
+
+int SSL_set_quic_method(SSL *ssl, const SSL_QUIC_METHOD *quic_method)
+{
+    if (ssl->method->version != TLS_ANY_VERSION) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_PASSED_INVALID_ARGUMENT);
+        return 0;
+    }
+    ssl->quic_method = quic_method;
+    ssl->options &= ~SSL_OP_ENABLE_MIDDLEBOX_COMPAT;
+    return 1;
+}
+
+int SSL_is_quic(const SSL *ssl) { return ssl->quic_method != NULL; }
+
+/* ---- transport parameters (RFC 9001 §8.2) ---- */
+
+int SSL_set_quic_transport_params(SSL *ssl, const uint8_t *params, size_t params_len)
+{
+    uint8_t *copy = NULL;
+    if (params != NULL && params_len > 0) {
+        copy = OPENSSL_memdup(params, params_len);
+        if (copy == NULL) {
+            ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+            return 0;
+        }
+    }
+    OPENSSL_free(ssl->local_tp);
+    ssl->local_tp = copy;
+    ssl->local_tp_len = copy == NULL ? 0 : params_len;
+    return 1;
+}
+
+void SSL_get_peer_quic_transport_params(const SSL *ssl, const uint8_t **out_params,
+                                        size_t *out_params_len)
+{
+    *out_params = ssl->peer_tp;
+    *out_params_len = ssl->peer_tp_len;
+}
+
+void SSL_set_quic_transport_version(SSL *ssl, int version) { ssl->quic_tp_version = version; }
+
+int SSL_get_quic_transport_version(const SSL *ssl) { return ssl->quic_tp_version; }
+
+int SSL_get_peer_quic_transport_version(const SSL *ssl) { return ssl->peer_tp_version; }
+
+void SSL_set_quic_use_legacy_codepoint(SSL *ssl, int use_legacy)
+{
+    ssl->quic_tp_version = use_legacy ? TLSEXT_TYPE_quic_transport_parameters_draft
+                                      : TLSEXT_TYPE_quic_transport_parameters;
+}
+
+/*
+ * After the peer's extensions are split: neither codepoint is fatal
+ * (missing_extension); with both, keep the draft one only if our own version
+ * is the draft. A server also decides here which codepoint(s) it answers in.
+ */
+int quic_take_peer_tp(SSL *c, const struct ext_set *e)
+{
+    int v1 = ext_has(e, EXT_QUIC_TP), draft = ext_has(e, EXT_QUIC_TP_DRAFT);
+    if (!v1 && !draft)
+        return qtls_fail(c, SSL_AD_MISSING_EXTENSION,
+                         SSL_R_MISSING_QUIC_TRANSPORT_PARAMETERS_EXTENSION);
+    int use_draft = draft && (!v1 || c->quic_tp_version == TLSEXT_TYPE_quic_transport_parameters_draft);
+    const struct rd *body = &e->body[use_draft ? EXT_QUIC_TP_DRAFT : EXT_QUIC_TP];
+    uint8_t *copy = OPENSSL_memdup(body->p, body->n > 0 ? body->n : 1);
+    if (copy == NULL)
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+    OPENSSL_free(c->peer_tp);
+    c->peer_tp = copy;
+    c->peer_tp_len = body->n;
+    c->peer_tp_version = use_draft ? TLSEXT_TYPE_quic_transport_parameters_draft
+                                   : TLSEXT_TYPE_quic_transport_parameters;
+    if (c->server && c->hs != NULL) {
+        c->hs->tp_codepoint_reply = 0;
+        if (v1 && c->quic_tp_version != TLSEXT_TYPE_quic_transport_parameters_draft)
+            c->hs->tp_codepoint_reply |= 1;
+        if (draft && c->quic_tp_version != TLSEXT_TYPE_quic_transport_parameters)
+            c->hs->tp_codepoint_reply |= 2;
+    }
+    return 1;
+}
+
+/* ---- levels and buffering ---- */
+
+OSSL_ENCRYPTION_LEVEL SSL_quic_read_level(const SSL *ssl) { return ssl->read_level; }
+
+OSSL_ENCRYPTION_LEVEL SSL_quic_write_level(const SSL *ssl) { return ssl->write_level; }
+
+#define QTLS_DEFAULT_FLIGHT 16384
+
+size_t SSL_quic_max_handshake_flight_len(const SSL *ssl, OSSL_ENCRYPTION_LEVEL level)
+{
+    size_t cert_list = ssl->ctx->max_cert_list;
+    switch (level) {
+    case ssl_encryption_initial:
+    case ssl_encryption_application:
+        return QTLS_DEFAULT_FLIGHT;
+    case ssl_encryption_early_data:
+        return 0; /* QUIC sends no EndOfEarlyData (RFC 9001 §8.3) */
+    case ssl_encryption_handshake:
+        if (ssl->server) {
+            /* a client Certificate, only when we ask for one */
+            if ((ssl->verify_mode & SSL_VERIFY_PEER) && cert_list > QTLS_DEFAULT_FLIGHT)
+                return cert_list;
+        } else if (cert_list > QTLS_DEFAULT_FLIGHT / 2) {
+            /* the server Certificate plus a CertificateRequest */
+            return 2 * cert_list > QTLS_DEFAULT_FLIGHT ? 2 * cert_list : QTLS_DEFAULT_FLIGHT;
+        }
+        return QTLS_DEFAULT_FLIGHT;
+    }
+    return 0;
+}
+
+/* Is `buf` a sequence of whole handshake messages (none cut off at the end)? */
+static int whole_messages(const struct wr *buf)
+{
+    struct rd r, body;
+    uint8_t type;
+    rd_init(&r, buf->buf, buf->len);
+    while (!rd_empty(&r)) {
+        if (!rd_u8(&r, &type) || !rd_vec24(&r, &body))
+            return 0;
+    }
+    return 1;
+}
+
+static int level_valid(OSSL_ENCRYPTION_LEVEL level)
+{
+    return level >= ssl_encryption_initial && level <= ssl_encryption_application;
+}
+
+int SSL_provide_quic_data(SSL *ssl, OSSL_ENCRYPTION_LEVEL level, const uint8_t *data, size_t len)
+{
+    if (ssl->quic_method == NULL) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_SHOULD_NOT_HAVE_BEEN_CALLED);
+        return 0;
+    }
+    if (!level_valid(level) || level < ssl->read_level || level < ssl->last_provided_level) {
+        ERR_raise(ERR_LIB_SSL, SSL_R_WRONG_ENCRYPTION_LEVEL_RECEIVED);
+        return 0;
+    }
+    /* No handshake message may cross a level boundary (RFC 9001 §4.1.3). */
+    if (level != ssl->last_provided_level && !whole_messages(&ssl->in[ssl->last_provided_level])) {
+        ERR_raise(ERR_LIB_SSL, SSL_R_WRONG_ENCRYPTION_LEVEL_RECEIVED);
+        return 0;
+    }
+    ssl->last_provided_level = level;
+    if (len == 0)
+        return 1;
+    struct wr *in = &ssl->in[level];
+    if (len > SSL_quic_max_handshake_flight_len(ssl, level) ||
+        in->len > SSL_quic_max_handshake_flight_len(ssl, level) - len) {
+        ERR_raise(ERR_LIB_SSL, SSL_R_EXCESSIVE_MESSAGE_SIZE);
+        return 0;
+    }
+    wr_bytes(in, data, len);
+    if (!wr_ok(in)) {
+        wr_free(in);
+        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+        return 0;
+    }
+    return 1;
+}
+
+int quic_peek_message(SSL *c, struct rd *msg)
+{
+    struct wr *in = &c->in[c->read_level];
+    struct rd r, body;
+    uint8_t type;
+    rd_init(&r, in->buf, in->len);
+    if (rd_u8(&r, &type) && rd_vec24(&r, &body)) {
+        rd_init(msg, in->buf, in->len - r.n);
+        return 1;
+    }
+    /* Nothing whole at the read level: bytes at a later level came too early. */
+    if (in->len == 0) {
+        for (int l = c->read_level + 1; l <= ssl_encryption_application; l++) {
+            if (c->in[l].len > 0) {
+                return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE,
+                                 SSL_R_WRONG_ENCRYPTION_LEVEL_RECEIVED) - 1;
+            }
+        }
+    }
+    return 0;
+}
+
+void quic_consume_message(SSL *c, size_t len) { wr_consume(&c->in[c->read_level], len); }
+
+/* RFC 8446 §5.1: handshake messages must not span key changes. */
+int quic_set_read_level(SSL *c, OSSL_ENCRYPTION_LEVEL level)
+{
+    if (c->in[c->read_level].len > 0)
+        return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, QTLS_R_EXCESS_HANDSHAKE_DATA);
+    c->read_level = level;
+    return 1;
+}
+
+void quic_free_buffers(SSL *c)
+{
+    for (int l = 0; l < 4; l++)
+        wr_free(&c->in[l]);
+}
+
+/* ---- calls into the QUIC stack ---- */
+
+static int callback_failed(SSL *c)
+{
+    return qtls_fail(c, SSL_AD_INTERNAL_ERROR, QTLS_R_QUIC_CALLBACK_FAILED);
+}
+
+int quic_set_secrets(SSL *c, OSSL_ENCRYPTION_LEVEL level, const struct secret *read,
+                     const struct secret *write)
+{
+    const SSL_QUIC_METHOD *m = c->quic_method;
+    size_t len = read != NULL ? read->len : write->len;
+    if (m->set_encryption_secrets != NULL) {
+        if (!m->set_encryption_secrets(c, level, read ? read->b : NULL, write ? write->b : NULL,
+                                       len))
+            return callback_failed(c);
+        return 1;
+    }
+    /* BoringSSL-style split callbacks: the write key first (it sends ACKs). */
+    if (write != NULL && m->set_write_secret != NULL &&
+        !m->set_write_secret(c, level, c->cipher, write->b, len))
+        return callback_failed(c);
+    if (read != NULL && m->set_read_secret != NULL &&
+        !m->set_read_secret(c, level, c->cipher, read->b, len))
+        return callback_failed(c);
+    return 1;
+}
+
+int quic_add_handshake_data(SSL *c, OSSL_ENCRYPTION_LEVEL level, const uint8_t *p, size_t n)
+{
+    if (!c->quic_method->add_handshake_data(c, level, p, n))
+        return callback_failed(c);
+    return 1;
+}
+
+int quic_flush_flight(SSL *c)
+{
+    if (!c->quic_method->flush_flight(c))
+        return callback_failed(c);
+    return 1;
+}
+
+void quic_send_pending_alert(SSL *c)
+{
+    if (c->alert == 0 || c->alert_sent || c->quic_method == NULL)
+        return;
+    c->alert_sent = 1;
+    c->quic_method->send_alert(c, c->write_level, c->alert);
+}
+
+/* ---- early data switches (used by the sessions milestone) ---- */
+
+void SSL_set_quic_early_data_enabled(SSL *ssl, int enabled)
+{
+    /* quictls: only meaningful before the handshake starts */
+    if (ssl->quic_method == NULL || ssl->phase != PHASE_BEFORE)
+        return;
+    ssl->early_data_enabled = enabled != 0;
+}
+
+int SSL_set_quic_early_data_context(SSL *ssl, const uint8_t *context, size_t context_len)
+{
+    uint8_t *copy = NULL;
+    if (context_len > 0) {
+        copy = OPENSSL_memdup(context, context_len);
+        if (copy == NULL) {
+            ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+            return 0;
+        }
+    }
+    OPENSSL_free(ssl->early_data_context);
+    ssl->early_data_context = copy;
+    ssl->early_data_context_len = context_len;
+    return 1;
+}
+
+/* ---- the stream API does not exist on a QUIC connection ---- */
+
+static int no_stream_io(void)
+{
+    ERR_raise(ERR_LIB_SSL, ERR_R_SHOULD_NOT_HAVE_BEEN_CALLED);
+    return -1;
+}
+
+int SSL_read(SSL *ssl, void *buf, int num) { return no_stream_io(); }
+int SSL_peek(SSL *ssl, void *buf, int num) { return no_stream_io(); }
+int SSL_write(SSL *ssl, const void *buf, int num) { return no_stream_io(); }
+
+int SSL_read_ex(SSL *ssl, void *buf, size_t num, size_t *readbytes)
+{
+    *readbytes = 0;
+    return no_stream_io() > 0;
+}
+
+int SSL_peek_ex(SSL *ssl, void *buf, size_t num, size_t *readbytes)
+{
+    *readbytes = 0;
+    return no_stream_io() > 0;
+}
+
+int SSL_write_ex(SSL *ssl, const void *buf, size_t num, size_t *written)
+{
+    *written = 0;
+    return no_stream_io() > 0;
+}

@@ -1,0 +1,491 @@
+/*
+ * The server state machine (RFC 8446 §2 and §4.1.1), one function per
+ * state: ClientHello (and the second one after HelloRetryRequest), then the
+ * whole server flight, then the client's Finished.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+enum server_state {
+    SS_READ_CLIENT_HELLO,
+    SS_SEND_HELLO_RETRY_REQUEST,
+    SS_SEND_SERVER_HELLO,
+    SS_SEND_ENCRYPTED_EXTENSIONS,
+    SS_SEND_CERTIFICATE_REQUEST,
+    SS_SEND_CERTIFICATE,
+    SS_SEND_CERTIFICATE_VERIFY,
+    SS_SEND_FINISHED,
+    SS_READ_CLIENT_CERTIFICATE,
+    SS_READ_CLIENT_CERTIFICATE_VERIFY,
+    SS_READ_CLIENT_FINISHED,
+    SS_DONE,
+};
+
+static const uint8_t hrr_random[32] = {
+    0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
+    0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
+};
+
+/* The parts of a ClientHello the server decides on. */
+struct client_hello {
+    struct rd random, session_id, suites, compression, exts;
+    struct ext_set e;
+};
+
+/*
+ * Fingerprint of a ClientHello for the §4.1.2 rule that the second one
+ * equals the first except for key_share, early_data, cookie,
+ * pre_shared_key and padding.
+ */
+static int fingerprint(SSL *c, const struct client_hello *ch, uint8_t out[32])
+{
+    static const uint16_t may_change[] = {51, 42, 44, 41, 21};
+    struct wr w;
+    struct rd list = ch->exts, body;
+    uint16_t type;
+    int ok;
+    wr_init(&w);
+    wr_bytes(&w, ch->random.p, ch->random.n);
+    wr_bytes(&w, ch->session_id.p, ch->session_id.n);
+    wr_u16(&w, (uint16_t)ch->suites.n);
+    wr_bytes(&w, ch->suites.p, ch->suites.n);
+    while (rd_u16(&list, &type) && rd_vec16(&list, &body)) {
+        int skip = 0;
+        for (size_t i = 0; i < sizeof(may_change) / sizeof(may_change[0]); i++)
+            skip |= type == may_change[i];
+        if (skip)
+            continue;
+        wr_u16(&w, type);
+        wr_u16(&w, (uint16_t)body.n);
+        wr_bytes(&w, body.p, body.n);
+    }
+    ok = wr_ok(&w) && crypto_digest(QTLS_SHA256, w.buf, w.len, out);
+    wr_free(&w);
+    return ok || qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+}
+
+static int parse_client_hello(SSL *c, struct rd body, struct client_hello *ch)
+{
+    uint16_t legacy_version;
+    uint8_t method;
+    if (!rd_u16(&body, &legacy_version) || !rd_bytes(&body, 32, &ch->random) ||
+        !rd_vec8(&body, &ch->session_id) || !rd_vec16(&body, &ch->suites) ||
+        !rd_vec8(&body, &ch->compression) || !rd_vec16(&body, &ch->exts) || !rd_empty(&body) ||
+        ch->session_id.n > 32 || ch->suites.n == 0 || ch->suites.n % 2 != 0)
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    /* RFC 9001 §8.4: no middlebox compatibility mode in QUIC. */
+    if (!rd_empty(&ch->session_id))
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, QTLS_R_UNEXPECTED_COMPATIBILITY_MODE);
+    /* §4.1.2: exactly the "null" compression method. */
+    struct rd comp = ch->compression;
+    if (!rd_u8(&comp, &method) || method != 0 || !rd_empty(&comp))
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_DATA);
+    return ext_split(c, EM_CH, ch->exts, 0, &ch->e);
+}
+
+/* §4.2.1: the client must list TLS 1.3 in supported_versions. */
+static int check_versions(SSL *c, const struct ext_set *e)
+{
+    struct rd body = e->body[EXT_SUPPORTED_VERSIONS], list;
+    uint16_t v;
+    if (!ext_has(e, EXT_SUPPORTED_VERSIONS))
+        return qtls_fail(c, SSL_AD_PROTOCOL_VERSION, SSL_R_UNSUPPORTED_PROTOCOL);
+    if (!rd_vec8(&body, &list) || !rd_empty(&body) || list.n == 0 || list.n % 2 != 0)
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    while (rd_u16(&list, &v))
+        if (v == TLS1_3_VERSION)
+            return 1;
+    return qtls_fail(c, SSL_AD_PROTOCOL_VERSION, SSL_R_UNSUPPORTED_PROTOCOL);
+}
+
+/* Client preference unless SSL_OP_CIPHER_SERVER_PREFERENCE, as OpenSSL. */
+static int choose_suite(SSL *c, struct rd suites)
+{
+    int server_pref = (c->options & SSL_OP_CIPHER_SERVER_PREFERENCE) != 0;
+    const SSL_CIPHER *best = NULL;
+    size_t best_rank = SIZE_MAX;
+    uint16_t id;
+    for (size_t client_rank = 0; rd_u16(&suites, &id); client_rank++) {
+        for (size_t i = 0; i < c->n_suites; i++) {
+            size_t rank = server_pref ? i : client_rank;
+            if (c->suites[i]->tls_id == id && rank < best_rank) {
+                best = c->suites[i];
+                best_rank = rank;
+            }
+        }
+    }
+    if (best == NULL)
+        return qtls_fail(c, SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_SHARED_CIPHER);
+    /* After HelloRetryRequest the suite is fixed (§4.1.4). */
+    if (c->cipher != NULL && c->cipher != best)
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, QTLS_R_INCONSISTENT_CLIENT_HELLO);
+    c->cipher = best;
+    return 1;
+}
+
+static int list_has_u16(struct rd list, uint16_t v)
+{
+    uint16_t x;
+    while (rd_u16(&list, &x))
+        if (x == v)
+            return 1;
+    return 0;
+}
+
+/*
+ * §4.2.7/§4.2.8: the first of our groups the client offered a share for;
+ * failing that, the first of our groups it supports, through a
+ * HelloRetryRequest. *share is set when a usable share exists.
+ */
+static int choose_group(SSL *c, const struct ext_set *e, struct rd *share, int *need_hrr)
+{
+    struct rd gbody = e->body[EXT_SUPPORTED_GROUPS], groups, kbody = e->body[EXT_KEY_SHARE];
+    struct rd shares, seen, ke;
+    uint16_t gid;
+    if (!ext_has(e, EXT_SUPPORTED_GROUPS) || !ext_has(e, EXT_KEY_SHARE))
+        return qtls_fail(c, SSL_AD_MISSING_EXTENSION, QTLS_R_MISSING_EXTENSION);
+    if (!rd_vec16(&gbody, &groups) || !rd_empty(&gbody) || groups.n == 0 || groups.n % 2 != 0 ||
+        !rd_vec16(&kbody, &shares) || !rd_empty(&kbody))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    /* Validate the shares: well formed, no group twice, each one listed in supported_groups. */
+    for (seen = shares; !rd_empty(&seen);) {
+        struct rd rest;
+        if (!rd_u16(&seen, &gid) || !rd_vec16(&seen, &ke) || rd_empty(&ke))
+            return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+        rest = seen;
+        uint16_t other;
+        while (rd_u16(&rest, &other) && rd_vec16(&rest, &ke))
+            if (other == gid)
+                return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
+        if (!list_has_u16(groups, gid))
+            return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
+    }
+    *need_hrr = 0;
+    for (size_t i = 0; i < c->n_groups; i++) {
+        struct rd scan = shares;
+        while (rd_u16(&scan, &gid) && rd_vec16(&scan, &ke)) {
+            if (gid == c->groups[i] && group_by_id(gid) != NULL) {
+                c->hs->kex_group = group_by_id(gid);
+                *share = ke;
+                return 1;
+            }
+        }
+    }
+    for (size_t i = 0; i < c->n_groups; i++) {
+        if (list_has_u16(groups, c->groups[i]) && group_by_id(c->groups[i]) != NULL) {
+            c->hs->kex_group = group_by_id(c->groups[i]);
+            *need_hrr = 1;
+            return 1;
+        }
+    }
+    return qtls_fail(c, SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_SHARED_GROUPS);
+}
+
+/* A second ClientHello must answer our HelloRetryRequest exactly (§4.1.2, §4.2.8). */
+static int check_second_client_hello(SSL *c, const struct client_hello *ch, int need_hrr,
+                                     const struct group *hrr_group)
+{
+    uint8_t fp[32];
+    struct rd kbody = ch->e.body[EXT_KEY_SHARE], shares;
+    uint16_t gid;
+    struct rd ke;
+    if (need_hrr || !rd_vec16(&kbody, &shares) || !rd_u16(&shares, &gid) ||
+        !rd_vec16(&shares, &ke) || !rd_empty(&shares) || gid != hrr_group->id ||
+        c->hs->kex_group != hrr_group)
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
+    if (ext_has(&ch->e, EXT_EARLY_DATA) || ext_has(&ch->e, EXT_COOKIE))
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, QTLS_R_INCONSISTENT_CLIENT_HELLO);
+    if (!fingerprint(c, ch, fp))
+        return 0;
+    if (CRYPTO_memcmp(fp, c->hs->ch1_digest, sizeof(fp)) != 0)
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, QTLS_R_INCONSISTENT_CLIENT_HELLO);
+    return 1;
+}
+
+/* The ClientHello's share, kept until ServerHello derives the secret. */
+static int keep_peer_share(SSL *c, struct rd share)
+{
+    struct hs *hs = c->hs;
+    if (share.n != hs->kex_group->share_len)
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
+    wr_reset(&hs->peer_share);
+    wr_bytes(&hs->peer_share, share.p, share.n);
+    return wr_ok(&hs->peer_share) || qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+}
+
+static enum hs_wait do_read_client_hello(SSL *c)
+{
+    struct hs *hs = c->hs;
+    struct rd body, whole, share = {NULL, 0};
+    struct client_hello ch;
+    uint8_t type;
+    int need_hrr;
+    int r = msg_read(c, &type, &body, &whole);
+    if (r <= 0)
+        return r == 0 ? HS_WANT_MESSAGE : HS_ERROR;
+    if (!msg_expect(c, type, HT_CLIENT_HELLO) || !parse_client_hello(c, body, &ch) ||
+        !check_versions(c, &ch.e) || !choose_suite(c, ch.suites))
+        return HS_ERROR;
+    const struct group *hrr_group = hs->kex_group;
+    if (!choose_group(c, &ch.e, &share, &need_hrr))
+        return HS_ERROR;
+    if (hs->hrr_done && !check_second_client_hello(c, &ch, need_hrr, hrr_group))
+        return HS_ERROR;
+    if (!need_hrr && !keep_peer_share(c, share))
+        return HS_ERROR;
+    if (!hs->hrr_done)
+        memcpy(c->client_random, ch.random.p, sizeof(c->client_random));
+    if (!ext_process_client_hello(c, &ch.e))
+        return HS_ERROR;
+    /* The certificate (possibly switched by the servername callback) must suit the client. */
+    const struct cert_cfg *cc = &c->ctx->cert;
+    if (cc->cert == NULL || cc->pkey == NULL)
+        return qtls_fail(c, SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_CERTIFICATE_SET);
+    if (!cert_choose_scheme(cc->pkey, hs->peer_sigschemes, hs->n_peer_sigschemes, &hs->sigscheme))
+        return qtls_fail(c, SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_SUITABLE_SIGNATURE_ALGORITHM);
+    if (need_hrr && !fingerprint(c, &ch, hs->ch1_digest))
+        return HS_ERROR;
+    if (!transcript_set_hash(&hs->transcript, c->cipher->hash) || !msg_consume(c, &whole))
+        return HS_ERROR;
+    c->version = TLS1_3_VERSION;
+    hs->state = need_hrr ? SS_SEND_HELLO_RETRY_REQUEST : SS_SEND_SERVER_HELLO;
+    return HS_CONTINUE;
+}
+
+/* ServerHello and HelloRetryRequest: struct ServerHello (§4.1.3). */
+static size_t write_server_hello_head(SSL *c, const uint8_t *random)
+{
+    struct wr *w = &c->hs->out;
+    size_t at = msg_begin(c, ssl_encryption_initial, HT_SERVER_HELLO);
+    wr_u16(w, TLS1_2_VERSION);
+    wr_bytes(w, random, 32);
+    wr_u8(w, 0); /* legacy_session_id_echo: the client's, which QUIC keeps empty */
+    wr_u16(w, c->cipher->tls_id);
+    wr_u8(w, 0);
+    return at;
+}
+
+static void write_supported_versions(struct wr *w)
+{
+    wr_u16(w, ext_codepoint(EXT_SUPPORTED_VERSIONS));
+    wr_u16(w, 2);
+    wr_u16(w, TLS1_3_VERSION);
+}
+
+static enum hs_wait do_send_hello_retry_request(SSL *c)
+{
+    struct hs *hs = c->hs;
+    struct wr *w = &hs->out;
+    if (!transcript_hrr_restart(&hs->transcript))
+        return HS_ERROR;
+    size_t at = write_server_hello_head(c, hrr_random);
+    size_t exts = wr_open_vec(w, 2);
+    write_supported_versions(w);
+    wr_u16(w, ext_codepoint(EXT_KEY_SHARE));
+    wr_u16(w, 2);
+    wr_u16(w, hs->kex_group->id);
+    wr_close_vec(w, exts, 2);
+    if (!msg_end(c, at))
+        return HS_ERROR;
+    hs->hrr_done = 1;
+    hs->state = SS_READ_CLIENT_HELLO;
+    return HS_CONTINUE;
+}
+
+static enum hs_wait do_send_server_hello(SSL *c)
+{
+    struct hs *hs = c->hs;
+    struct wr *w = &hs->out;
+    uint8_t random[32], share[97], ecdhe[128];
+    struct wr sw;
+    wr_init_fixed(&sw, share, sizeof(share));
+    if (!crypto_random(random, sizeof(random)))
+        return HS_ERROR;
+    EVP_PKEY *key = crypto_kex_generate(hs->kex_group, &sw);
+    if (key == NULL)
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    size_t n = crypto_kex_derive(hs->kex_group, key, hs->peer_share.buf, hs->peer_share.len,
+                                 ecdhe, sizeof(ecdhe));
+    EVP_PKEY_free(key);
+    wr_free(&hs->peer_share);
+    if (n == 0)
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
+    c->group_id = hs->kex_group->id;
+    size_t at = write_server_hello_head(c, random);
+    size_t exts = wr_open_vec(w, 2);
+    write_supported_versions(w);
+    wr_u16(w, ext_codepoint(EXT_KEY_SHARE));
+    size_t ks = wr_open_vec(w, 2);
+    wr_u16(w, hs->kex_group->id);
+    size_t ke = wr_open_vec(w, 2);
+    wr_bytes(w, share, sw.len);
+    wr_close_vec(w, ke, 2);
+    wr_close_vec(w, ks, 2);
+    wr_close_vec(w, exts, 2);
+    /* ServerHello goes out at the initial level before the handshake keys are installed. */
+    int ok = msg_end(c, at) && msg_flush_output(c) &&
+             quic_set_read_level(c, ssl_encryption_handshake) &&
+             hs_derive_handshake_secrets(c, ecdhe, n);
+    OPENSSL_cleanse(ecdhe, sizeof(ecdhe));
+    if (!ok)
+        return HS_ERROR;
+    hs->state = SS_SEND_ENCRYPTED_EXTENSIONS;
+    return HS_CONTINUE;
+}
+
+/* Built after the handshake secrets were delivered: the QUIC stack may set its parameters then. */
+static enum hs_wait do_send_encrypted_extensions(SSL *c)
+{
+    struct wr *w = &c->hs->out;
+    size_t at = msg_begin(c, ssl_encryption_handshake, HT_ENCRYPTED_EXTENSIONS);
+    size_t exts = wr_open_vec(w, 2);
+    ext_write_encrypted_extensions(c, w);
+    wr_close_vec(w, exts, 2);
+    if (!msg_end(c, at))
+        return HS_ERROR;
+    c->hs->state = (c->verify_mode & SSL_VERIFY_PEER) ? SS_SEND_CERTIFICATE_REQUEST
+                                                       : SS_SEND_CERTIFICATE;
+    return HS_CONTINUE;
+}
+
+/* §4.3.2: an empty context and the schemes we accept. */
+static enum hs_wait do_send_certificate_request(SSL *c)
+{
+    struct wr *w = &c->hs->out;
+    size_t at = msg_begin(c, ssl_encryption_handshake, HT_CERTIFICATE_REQUEST);
+    wr_u8(w, 0);
+    size_t exts = wr_open_vec(w, 2);
+    wr_u16(w, ext_codepoint(EXT_SIGNATURE_ALGORITHMS));
+    size_t body = wr_open_vec(w, 2);
+    size_t list = wr_open_vec(w, 2);
+    for (size_t i = 0; i < qtls_num_offered_sigschemes; i++)
+        wr_u16(w, qtls_offered_sigschemes[i]);
+    wr_close_vec(w, list, 2);
+    wr_close_vec(w, body, 2);
+    wr_close_vec(w, exts, 2);
+    if (!msg_end(c, at))
+        return HS_ERROR;
+    c->hs->cert_requested = 1;
+    c->hs->state = SS_SEND_CERTIFICATE;
+    return HS_CONTINUE;
+}
+
+static enum hs_wait do_send_certificate(SSL *c)
+{
+    if (!msg_write_certificate(c, NULL, 0, &c->ctx->cert))
+        return HS_ERROR;
+    c->hs->state = SS_SEND_CERTIFICATE_VERIFY;
+    return HS_CONTINUE;
+}
+
+static enum hs_wait do_send_certificate_verify(SSL *c)
+{
+    if (!msg_write_certificate_verify(c, c->ctx->cert.pkey, c->hs->sigscheme))
+        return HS_ERROR;
+    c->hs->state = SS_SEND_FINISHED;
+    return HS_CONTINUE;
+}
+
+/* After our Finished the application keys exist; the 1-RTT write key allows 0.5-RTT data. */
+static enum hs_wait do_send_finished(SSL *c)
+{
+    struct hs *hs = c->hs;
+    if (!msg_write_finished(c, &hs->server_hs) || !msg_flush_output(c) ||
+        !hs_derive_application_secrets(c))
+        return HS_ERROR;
+    hs->state = hs->cert_requested ? SS_READ_CLIENT_CERTIFICATE : SS_READ_CLIENT_FINISHED;
+    return HS_CONTINUE;
+}
+
+static int read_expected(SSL *c, uint8_t want, struct rd *body, struct rd *whole,
+                         enum hs_wait *wait)
+{
+    uint8_t type;
+    int r = msg_read(c, &type, body, whole);
+    *wait = r == 0 ? HS_WANT_MESSAGE : HS_ERROR;
+    return r == 1 && msg_expect(c, type, want);
+}
+
+static enum hs_wait do_read_client_certificate(SSL *c)
+{
+    struct rd body, whole;
+    enum hs_wait wait;
+    if (!read_expected(c, HT_CERTIFICATE, &body, &whole, &wait))
+        return wait;
+    if (!msg_parse_certificate(c, body, 1))
+        return HS_ERROR;
+    if (c->peer_cert == NULL) {
+        if (c->verify_mode & SSL_VERIFY_FAIL_IF_NO_PEER_CERT) /* §4.4.2.4 */
+            return qtls_fail(c, SSL_AD_CERTIFICATE_REQUIRED,
+                             SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE);
+        c->hs->state = SS_READ_CLIENT_FINISHED;
+    } else {
+        if (!cert_verify_peer_chain(c, c->peer_chain))
+            return HS_ERROR;
+        c->hs->state = SS_READ_CLIENT_CERTIFICATE_VERIFY;
+    }
+    return msg_consume(c, &whole) ? HS_CONTINUE : HS_ERROR;
+}
+
+static enum hs_wait do_read_client_certificate_verify(SSL *c)
+{
+    struct rd body, whole;
+    enum hs_wait wait;
+    uint8_t thash[EVP_MAX_MD_SIZE];
+    if (!read_expected(c, HT_CERTIFICATE_VERIFY, &body, &whole, &wait))
+        return wait;
+    if (!transcript_hash(&c->hs->transcript, thash) ||
+        !msg_check_certificate_verify(c, body, X509_get0_pubkey(c->peer_cert), thash) ||
+        !msg_consume(c, &whole))
+        return HS_ERROR;
+    c->hs->state = SS_READ_CLIENT_FINISHED;
+    return HS_CONTINUE;
+}
+
+static enum hs_wait do_read_client_finished(SSL *c)
+{
+    struct hs *hs = c->hs;
+    struct rd body, whole;
+    enum hs_wait wait;
+    uint8_t thash[EVP_MAX_MD_SIZE];
+    if (!read_expected(c, HT_FINISHED, &body, &whole, &wait))
+        return wait;
+    if (!transcript_hash(&hs->transcript, thash) ||
+        !msg_check_finished(c, body, &hs->client_hs, thash) || !msg_consume(c, &whole) ||
+        !quic_set_read_level(c, ssl_encryption_application) || !hs_derive_resumption_secret(c))
+        return HS_ERROR;
+    hs->state = SS_DONE;
+    return HS_DONE;
+}
+
+enum hs_wait server_step(SSL *c)
+{
+    switch ((enum server_state)c->hs->state) {
+    case SS_READ_CLIENT_HELLO:
+        return do_read_client_hello(c);
+    case SS_SEND_HELLO_RETRY_REQUEST:
+        return do_send_hello_retry_request(c);
+    case SS_SEND_SERVER_HELLO:
+        return do_send_server_hello(c);
+    case SS_SEND_ENCRYPTED_EXTENSIONS:
+        return do_send_encrypted_extensions(c);
+    case SS_SEND_CERTIFICATE_REQUEST:
+        return do_send_certificate_request(c);
+    case SS_SEND_CERTIFICATE:
+        return do_send_certificate(c);
+    case SS_SEND_CERTIFICATE_VERIFY:
+        return do_send_certificate_verify(c);
+    case SS_SEND_FINISHED:
+        return do_send_finished(c);
+    case SS_READ_CLIENT_CERTIFICATE:
+        return do_read_client_certificate(c);
+    case SS_READ_CLIENT_CERTIFICATE_VERIFY:
+        return do_read_client_certificate_verify(c);
+    case SS_READ_CLIENT_FINISHED:
+        return do_read_client_finished(c);
+    case SS_DONE:
+        return HS_DONE;
+    }
+    return qtls_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_BAD_HANDSHAKE_STATE);
+}
