@@ -55,9 +55,13 @@ check: deps all $(TESTS)
 	@scripts/gen-certs.sh $(BUILD)/certs
 	@QTLS_CERTS=$(CURDIR)/$(BUILD)/certs scripts/run-tests.sh $(TESTS)
 
-demo: deps all $(BUILD)/tests/test_handshake
+$(BUILD)/demo: examples/demo.c $(TEST_HELPERS) $(BUILD)/libqtls.a
+	$(CC) $(CPPFLAGS) -Itests/helpers $(CFLAGS_ALL) -o $@ $< $(TEST_HELPERS) \
+	    $(BUILD)/libqtls.a $(LIBCRYPTO)
+
+demo: deps all $(BUILD)/demo
 	@scripts/gen-certs.sh $(BUILD)/certs
-	@QTLS_CERTS=$(CURDIR)/$(BUILD)/certs $(BUILD)/tests/demo
+	@QTLS_CERTS=$(CURDIR)/$(BUILD)/certs $(BUILD)/demo
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/qtls/compat/openssl

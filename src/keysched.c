@@ -66,12 +66,16 @@ int ks_early_secret(enum qtls_hash h, const uint8_t *psk, size_t psk_len, struct
 {
     static const uint8_t zeros[EVP_MAX_MD_SIZE];
     size_t hl = crypto_hash_len(h);
+    uint8_t tmp[EVP_MAX_MD_SIZE];
     if (psk == NULL) {
         psk = zeros;
         psk_len = hl;
     }
-    out->len = hl;
-    return crypto_hkdf_extract(h, NULL, 0, psk, psk_len, out->b);
+    int ok = crypto_hkdf_extract(h, NULL, 0, psk, psk_len, tmp);
+    if (ok)
+        secret_set(out, tmp, hl);
+    OPENSSL_cleanse(tmp, sizeof(tmp));
+    return ok;
 }
 
 /* Handshake/Master Secret = HKDF-Extract(Derive-Secret(prev, "derived", ""), IKM). */
@@ -138,13 +142,15 @@ int transcript_set_hash(struct transcript *t, enum qtls_hash h)
 {
     if (t->md != NULL)
         return t->hash == h;
-    t->hash = h;
-    t->md = EVP_MD_CTX_new();
-    if (t->md == NULL || !EVP_DigestInit_ex(t->md, crypto_md(h), NULL) ||
-        !EVP_DigestUpdate(t->md, t->pending.buf, t->pending.len)) {
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    if (md == NULL || !EVP_DigestInit_ex(md, crypto_md(h), NULL) ||
+        !EVP_DigestUpdate(md, t->pending.buf, t->pending.len)) {
+        EVP_MD_CTX_free(md);
         ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
         return 0;
     }
+    t->hash = h;
+    t->md = md;
     wr_free(&t->pending);
     return 1;
 }
