@@ -187,7 +187,7 @@ EVP_PKEY *crypto_kex_generate(const struct group *grp, struct wr *share_out)
     uint8_t *p = wr_reserve(share_out, len);
     if (p == NULL)
         goto fail;
-    size_t got = 0;
+    size_t got = len; /* in/out for the raw form */
     int ok = grp->kind == KEX_EC
                  ? EVP_PKEY_get_octet_string_param(key, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, p,
                                                    len, &got)

@@ -283,7 +283,8 @@ struct ssl_st {
     int peer_tp_version;      /* codepoint the kept parameters came in, -1 none */
     OSSL_ENCRYPTION_LEVEL read_level, write_level;
     OSSL_ENCRYPTION_LEVEL last_provided_level;
-    struct wr in[4]; /* unprocessed bytes per level */
+    struct wr in[4];    /* bytes received per level ... */
+    size_t in_off[4];   /* ... of which this many are consumed (compacted on the next input) */
     int early_data_enabled;       /* SSL_set_quic_early_data_enabled */
     uint8_t *early_data_context;  /* SSL_set_quic_early_data_context */
     size_t early_data_context_len;
@@ -298,6 +299,10 @@ struct ssl_st {
     uint8_t client_random[32];
     struct secret exporter_secret;
     struct secret resumption_secret;
+
+    STACK_OF(X509) *peer_chain_noleaf; /* server view of SSL_get_peer_cert_chain (ssl.c) */
+    int shutdown;       /* SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN (ssl.c) */
+    int quiet_shutdown; /* SSL_set_quiet_shutdown (ssl.c) */
 
     /* Error state */
     int want_read;        /* the last SSL_do_handshake needs more data */
@@ -522,5 +527,13 @@ QTLS_MUST_CHECK int suites_parse_list(const char *str, const SSL_CIPHER **out, s
 QTLS_MUST_CHECK int groups_parse_list(const char *str, uint16_t *out, size_t *n);
 /* Checks ALPN wire format (non-empty, no empty names). */
 QTLS_MUST_CHECK int alpn_list_valid(const uint8_t *p, size_t n);
+/* The group with this NID (NID_X25519, NID_X9_62_prime256v1, ...), NULL if qtls lacks it. */
+const struct group *group_by_nid(int nid);
+/* The same as groups_parse_list for NIDs (SSL_CTX_set1_groups). */
+QTLS_MUST_CHECK int groups_from_nids(const int *nids, size_t count, uint16_t *out, size_t *n);
+/* A min/max protocol version bound OpenSSL's TLS_method accepts (0 = no bound). */
+int proto_version_valid(long v);
+/* Replaces *dst with a copy of the ALPN list (NULL/0 clears): 0 on success, 1 on failure. */
+int alpn_replace(uint8_t **dst, size_t *dst_len, const uint8_t *p, size_t n);
 
 #endif

@@ -133,12 +133,19 @@ size_t SSL_quic_max_handshake_flight_len(const SSL *ssl, OSSL_ENCRYPTION_LEVEL l
     return 0;
 }
 
-/* Is `buf` a sequence of whole handshake messages (none cut off at the end)? */
-static int whole_messages(const struct wr *buf)
+/* The unconsumed input at a level. */
+static struct rd pending_input(const SSL *c, OSSL_ENCRYPTION_LEVEL level)
 {
-    struct rd r, body;
+    struct rd r;
+    rd_init(&r, c->in[level].buf + c->in_off[level], c->in[level].len - c->in_off[level]);
+    return r;
+}
+
+/* Is the unconsumed input a sequence of whole handshake messages (none cut off at the end)? */
+static int whole_messages(const SSL *c, OSSL_ENCRYPTION_LEVEL level)
+{
+    struct rd r = pending_input(c, level), body;
     uint8_t type;
-    rd_init(&r, buf->buf, buf->len);
     while (!rd_empty(&r)) {
         if (!rd_u8(&r, &type) || !rd_vec24(&r, &body))
             return 0;
@@ -162,7 +169,7 @@ int SSL_provide_quic_data(SSL *ssl, OSSL_ENCRYPTION_LEVEL level, const uint8_t *
         return 0;
     }
     /* No handshake message may cross a level boundary (RFC 9001 §4.1.3). */
-    if (level != ssl->last_provided_level && !whole_messages(&ssl->in[ssl->last_provided_level])) {
+    if (level != ssl->last_provided_level && !whole_messages(ssl, ssl->last_provided_level)) {
         ERR_raise(ERR_LIB_SSL, SSL_R_WRONG_ENCRYPTION_LEVEL_RECEIVED);
         return 0;
     }
@@ -170,6 +177,9 @@ int SSL_provide_quic_data(SSL *ssl, OSSL_ENCRYPTION_LEVEL level, const uint8_t *
     if (len == 0)
         return 1;
     struct wr *in = &ssl->in[level];
+    /* Views of consumed messages are dead now: drop those bytes. */
+    wr_consume(in, ssl->in_off[level]);
+    ssl->in_off[level] = 0;
     if (len > SSL_quic_max_handshake_flight_len(ssl, level) ||
         in->len > SSL_quic_max_handshake_flight_len(ssl, level) - len) {
         ERR_raise(ERR_LIB_SSL, SSL_R_EXCESSIVE_MESSAGE_SIZE);
@@ -186,18 +196,16 @@ int SSL_provide_quic_data(SSL *ssl, OSSL_ENCRYPTION_LEVEL level, const uint8_t *
 
 int quic_peek_message(SSL *c, struct rd *msg)
 {
-    struct wr *in = &c->in[c->read_level];
-    struct rd r, body;
+    struct rd all = pending_input(c, c->read_level), r = all, body;
     uint8_t type;
-    rd_init(&r, in->buf, in->len);
     if (rd_u8(&r, &type) && rd_vec24(&r, &body)) {
-        rd_init(msg, in->buf, in->len - r.n);
+        rd_init(msg, all.p, all.n - r.n);
         return 1;
     }
     /* Nothing whole at the read level: bytes at a later level came too early. */
-    if (in->len == 0) {
+    if (rd_empty(&all)) {
         for (int l = c->read_level + 1; l <= ssl_encryption_application; l++) {
-            if (c->in[l].len > 0) {
+            if (c->in[l].len > c->in_off[l]) {
                 return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE,
                                  SSL_R_WRONG_ENCRYPTION_LEVEL_RECEIVED) - 1;
             }
@@ -206,12 +214,14 @@ int quic_peek_message(SSL *c, struct rd *msg)
     return 0;
 }
 
-void quic_consume_message(SSL *c, size_t len) { wr_consume(&c->in[c->read_level], len); }
+/* Only moves the offset, so views into the buffer stay valid until the next input. */
+void quic_consume_message(SSL *c, size_t len) { c->in_off[c->read_level] += len; }
 
 /* RFC 8446 §5.1: handshake messages must not span key changes. */
 int quic_set_read_level(SSL *c, OSSL_ENCRYPTION_LEVEL level)
 {
-    if (c->in[c->read_level].len > 0)
+    struct rd left = pending_input(c, c->read_level);
+    if (!rd_empty(&left))
         return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, QTLS_R_EXCESS_HANDSHAKE_DATA);
     c->read_level = level;
     return 1;
@@ -219,8 +229,10 @@ int quic_set_read_level(SSL *c, OSSL_ENCRYPTION_LEVEL level)
 
 void quic_free_buffers(SSL *c)
 {
-    for (int l = 0; l < 4; l++)
+    for (int l = 0; l < 4; l++) {
         wr_free(&c->in[l]);
+        c->in_off[l] = 0;
+    }
 }
 
 /* ---- calls into the QUIC stack ---- */

@@ -220,7 +220,7 @@ static enum hs_wait do_read_client_hello(SSL *c)
     struct rd body, whole, share = {NULL, 0};
     struct client_hello ch;
     uint8_t type;
-    int need_hrr;
+    int need_hrr = 0;
     int r = msg_read(c, &type, &body, &whole);
     if (r <= 0)
         return r == 0 ? HS_WANT_MESSAGE : HS_ERROR;
