@@ -1,0 +1,576 @@
+/*
+ * SSL: the connection's lifetime, its copy of the context's configuration,
+ * SSL_ctrl for the <openssl/ssl.h> macros, and the getters applications use
+ * after (or during) the handshake. No protocol logic lives here.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Lifetime                                                            */
+/* ------------------------------------------------------------------ */
+
+/* What SSL_new inherits: later changes to the context do not reach the connection. */
+static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
+{
+    c->method = ctx->method;
+    c->options = ctx->options;
+    c->mode = ctx->mode;
+    c->min_version = ctx->min_version;
+    c->max_version = ctx->max_version;
+    c->quic_method = ctx->quic_method;
+    memcpy(c->suites, ctx->suites, sizeof(c->suites));
+    c->n_suites = ctx->n_suites;
+    memcpy(c->groups, ctx->groups, sizeof(c->groups));
+    c->n_groups = ctx->n_groups;
+    c->verify_mode = ctx->verify_mode;
+    c->verify_cb = ctx->verify_cb;
+    c->param = X509_VERIFY_PARAM_new();
+    if (c->param == NULL || !X509_VERIFY_PARAM_inherit(c->param, ctx->param)) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+        return 0;
+    }
+    return alpn_replace(&c->alpn, &c->alpn_len, ctx->alpn, ctx->alpn_len) == 0;
+}
+
+SSL *SSL_new(SSL_CTX *ctx)
+{
+    if (ctx == NULL) {
+        ERR_raise(ERR_LIB_SSL, SSL_R_NULL_SSL_CTX);
+        return NULL;
+    }
+    SSL *c = OPENSSL_zalloc(sizeof(*c));
+    if (c == NULL) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+        return NULL;
+    }
+    c->references = 1;
+    SSL_CTX_up_ref(ctx);
+    c->ctx = ctx;
+    for (int l = 0; l < 4; l++)
+        wr_init(&c->in[l]);
+    /* As OpenSSL: TLS_method makes a server until SSL_set_connect_state says otherwise. */
+    c->server = ctx->method->role != ROLE_CLIENT;
+    c->phase = PHASE_BEFORE;
+    c->verify_result = X509_V_OK;
+    c->peer_tp_version = -1;
+    c->quic_tp_version = 0;
+    c->read_level = c->write_level = c->last_provided_level = ssl_encryption_initial;
+    if (!copy_ctx_config(c, ctx)) {
+        SSL_free(c);
+        return NULL;
+    }
+    /* Last, so that ex_data new-callbacks see a complete connection. */
+    if (!CRYPTO_new_ex_data(CRYPTO_EX_INDEX_SSL, c, &c->ex_data)) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+        SSL_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+int SSL_up_ref(SSL *s)
+{
+    __atomic_add_fetch(&s->references, 1, __ATOMIC_RELAXED);
+    return 1;
+}
+
+void SSL_free(SSL *s)
+{
+    if (s == NULL || __atomic_sub_fetch(&s->references, 1, __ATOMIC_ACQ_REL) > 0)
+        return;
+    /* ex_data first: free callbacks may still look at the connection. */
+    CRYPTO_free_ex_data(CRYPTO_EX_INDEX_SSL, s, &s->ex_data);
+    hs_free(s);
+    quic_free_buffers(s);
+    OPENSSL_clear_free(s->local_tp, s->local_tp_len);
+    OPENSSL_clear_free(s->peer_tp, s->peer_tp_len);
+    OPENSSL_clear_free(s->early_data_context, s->early_data_context_len);
+    secret_wipe(&s->exporter_secret);
+    secret_wipe(&s->resumption_secret);
+    X509_free(s->peer_cert);
+    sk_X509_pop_free(s->peer_chain, X509_free);
+    sk_X509_pop_free(s->peer_chain_noleaf, X509_free);
+    OPENSSL_free(s->hostname);
+    OPENSSL_free(s->alpn);
+    X509_VERIFY_PARAM_free(s->param);
+    SSL_CTX_free(s->ctx);
+    OPENSSL_free(s);
+}
+
+/* ------------------------------------------------------------------ */
+/* Role and state                                                      */
+/* ------------------------------------------------------------------ */
+
+/* The role can only matter before the handshake starts; the phase is left alone. */
+void SSL_set_connect_state(SSL *s) { s->server = 0; }
+
+void SSL_set_accept_state(SSL *s) { s->server = 1; }
+
+int SSL_is_server(const SSL *s) { return s->server; }
+
+int SSL_in_init(const SSL *s) { return s->phase != PHASE_DONE; }
+
+int SSL_is_init_finished(const SSL *s) { return s->phase == PHASE_DONE; }
+
+int SSL_in_before(const SSL *s) { return s->phase == PHASE_BEFORE; }
+
+/* QUIC reads only through SSL_provide_quic_data: the one thing to wait for is more of it. */
+int SSL_want(const SSL *s) { return s->want_read ? SSL_READING : SSL_NOTHING; }
+
+int SSL_get_error(const SSL *s, int ret_code)
+{
+    if (ret_code > 0)
+        return SSL_ERROR_NONE;
+    unsigned long e = ERR_peek_error();
+    if (e != 0)
+        return ERR_GET_LIB(e) == ERR_LIB_SYS ? SSL_ERROR_SYSCALL : SSL_ERROR_SSL;
+    if (s->want_read)
+        return SSL_ERROR_WANT_READ;
+    if (s->phase == PHASE_FAILED)
+        return SSL_ERROR_SSL;
+    return SSL_ERROR_SYSCALL;
+}
+
+/* OpenSSL's texts where its states have an equivalent. */
+const char *SSL_state_string(const SSL *s)
+{
+    switch (s->phase) {
+    case PHASE_BEFORE:
+        return "PINIT";
+    case PHASE_DONE:
+        return "SSLOK";
+    case PHASE_FAILED:
+        return "SSLERR";
+    default:
+        return "TLSHS"; /* qtls's handshake states have no OpenSSL names */
+    }
+}
+
+const char *SSL_state_string_long(const SSL *s)
+{
+    switch (s->phase) {
+    case PHASE_BEFORE:
+        return "before SSL initialization";
+    case PHASE_DONE:
+        return "SSL negotiation finished successfully";
+    case PHASE_FAILED:
+        return "error";
+    default:
+        return s->server ? "TLSv1.3 server handshake in progress"
+                         : "TLSv1.3 client handshake in progress";
+    }
+}
+
+/* Before the handshake OpenSSL reports the highest version it would use: TLS 1.3. */
+int SSL_version(const SSL *s) { return s->version != 0 ? s->version : TLS1_3_VERSION; }
+
+const char *SSL_get_version(const SSL *s) { return "TLSv1.3"; }
+
+/*
+ * OpenSSL reports TLS_ANY_VERSION until the ClientHello exists, then on a
+ * client the version it offered (TLS 1.3) and on a server the ClientHello's
+ * legacy_version, which is TLS 1.2 in every TLS 1.3 ClientHello (§4.1.2).
+ */
+int SSL_client_version(const SSL *s)
+{
+    if (s->phase == PHASE_BEFORE)
+        return TLS_ANY_VERSION;
+    return s->server ? TLS1_2_VERSION : TLS1_3_VERSION;
+}
+
+/* ------------------------------------------------------------------ */
+/* Shutdown                                                            */
+/* ------------------------------------------------------------------ */
+
+/*
+ * QUIC closes a connection with its own CONNECTION_CLOSE frame; TLS has no
+ * close_notify to exchange (there is no record layer). So, once the
+ * handshake is done, shutting down only records that both directions are
+ * closed. During the handshake it fails, as in OpenSSL.
+ */
+int SSL_shutdown(SSL *s)
+{
+    if (SSL_in_init(s)) {
+        ERR_raise(ERR_LIB_SSL, SSL_R_SHUTDOWN_WHILE_IN_INIT);
+        return -1;
+    }
+    s->shutdown |= SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN;
+    return 1;
+}
+
+void SSL_set_shutdown(SSL *s, int mode) { s->shutdown = mode; }
+
+int SSL_get_shutdown(const SSL *s) { return s->shutdown; }
+
+/* Recorded for SSL_get_quiet_shutdown; SSL_shutdown sends nothing either way. */
+void SSL_set_quiet_shutdown(SSL *s, int mode) { s->quiet_shutdown = mode; }
+
+int SSL_get_quiet_shutdown(const SSL *s) { return s->quiet_shutdown; }
+
+/* ------------------------------------------------------------------ */
+/* Context and ex_data                                                 */
+/* ------------------------------------------------------------------ */
+
+int SSL_set_ex_data(SSL *s, int idx, void *data)
+{
+    return CRYPTO_set_ex_data(&s->ex_data, idx, data);
+}
+
+void *SSL_get_ex_data(const SSL *s, int idx) { return CRYPTO_get_ex_data(&s->ex_data, idx); }
+
+SSL_CTX *SSL_get_SSL_CTX(const SSL *s) { return s->ctx; }
+
+/*
+ * The servername callback's way to pick a certificate by SNI: the handshake
+ * reads the certificate, key and callbacks from s->ctx, so swapping the
+ * context is enough; the connection's own copies (options, suites, groups,
+ * verify settings) stay. OpenSSL switches back to the original context on
+ * NULL; qtls does not keep it, and NULL leaves the context unchanged.
+ */
+SSL_CTX *SSL_set_SSL_CTX(SSL *s, SSL_CTX *ctx)
+{
+    if (ctx == NULL || ctx == s->ctx)
+        return s->ctx;
+    SSL_CTX_up_ref(ctx);
+    SSL_CTX_free(s->ctx);
+    s->ctx = ctx;
+    return ctx;
+}
+
+/* ------------------------------------------------------------------ */
+/* Options and suites                                                  */
+/* ------------------------------------------------------------------ */
+
+uint64_t SSL_set_options(SSL *s, uint64_t op) { return s->options |= op; }
+
+uint64_t SSL_clear_options(SSL *s, uint64_t op) { return s->options &= ~op; }
+
+uint64_t SSL_get_options(const SSL *s) { return s->options; }
+
+int SSL_set_ciphersuites(SSL *s, const char *str)
+{
+    return suites_parse_list(str, s->suites, &s->n_suites);
+}
+
+/* TLS 1.2-and-below list: unused by QUIC, accepted and ignored (see SSL_CTX_set_cipher_list). */
+int SSL_set_cipher_list(SSL *s, const char *str) { return 1; }
+
+/* qtls sets the suite once, at ServerHello, where it is both pending and current. */
+const SSL_CIPHER *SSL_get_current_cipher(const SSL *s) { return s->cipher; }
+
+const SSL_CIPHER *SSL_get_pending_cipher(const SSL *s) { return s->cipher; }
+
+/* ------------------------------------------------------------------ */
+/* Verification                                                        */
+/* ------------------------------------------------------------------ */
+
+/* As OpenSSL: a NULL callback keeps the one inherited from the context. */
+void SSL_set_verify(SSL *s, int mode, SSL_verify_cb callback)
+{
+    s->verify_mode = mode;
+    if (callback != NULL)
+        s->verify_cb = callback;
+}
+
+int SSL_get_verify_mode(const SSL *s) { return s->verify_mode; }
+
+SSL_verify_cb SSL_get_verify_callback(const SSL *s) { return s->verify_cb; }
+
+void SSL_set_verify_depth(SSL *s, int depth) { X509_VERIFY_PARAM_set_depth(s->param, depth); }
+
+int SSL_get_verify_depth(const SSL *s) { return X509_VERIFY_PARAM_get_depth(s->param); }
+
+X509_VERIFY_PARAM *SSL_get0_param(SSL *s) { return s->param; }
+
+int SSL_set1_param(SSL *s, X509_VERIFY_PARAM *vpm) { return X509_VERIFY_PARAM_set1(s->param, vpm); }
+
+/* As OpenSSL 3.0: a name that parses as an IP address is checked as one. */
+int SSL_set1_host(SSL *s, const char *hostname)
+{
+    if (hostname != NULL && X509_VERIFY_PARAM_set1_ip_asc(s->param, hostname) == 1)
+        return 1;
+    return X509_VERIFY_PARAM_set1_host(s->param, hostname, 0);
+}
+
+int SSL_add1_host(SSL *s, const char *hostname)
+{
+    if (hostname != NULL) {
+        ASN1_OCTET_STRING *ip = a2i_IPADDRESS(hostname);
+        if (ip != NULL) {
+            ASN1_OCTET_STRING_free(ip);
+            char *old = X509_VERIFY_PARAM_get1_ip_asc(s->param);
+            if (old != NULL) { /* there can be only one IP address */
+                OPENSSL_free(old);
+                ERR_raise(ERR_LIB_SSL, ERR_R_PASSED_INVALID_ARGUMENT);
+                return 0;
+            }
+            return X509_VERIFY_PARAM_set1_ip_asc(s->param, hostname);
+        }
+    }
+    return X509_VERIFY_PARAM_add1_host(s->param, hostname, 0);
+}
+
+void SSL_set_hostflags(SSL *s, unsigned int flags)
+{
+    X509_VERIFY_PARAM_set_hostflags(s->param, flags);
+}
+
+long SSL_get_verify_result(const SSL *s) { return s->verify_result; }
+
+void SSL_set_verify_result(SSL *s, long v) { s->verify_result = v; }
+
+X509 *SSL_get1_peer_certificate(const SSL *s)
+{
+    if (s->peer_cert != NULL && !X509_up_ref(s->peer_cert))
+        return NULL;
+    return s->peer_cert;
+}
+
+/* The cached server view is valid while it holds peer_chain[1..] in order. */
+static int noleaf_current(const SSL *s)
+{
+    STACK_OF(X509) *v = s->peer_chain_noleaf;
+    int n = sk_X509_num(s->peer_chain);
+    if (v == NULL || sk_X509_num(v) != n - 1)
+        return 0;
+    for (int i = 1; i < n; i++)
+        if (sk_X509_value(v, i - 1) != sk_X509_value(s->peer_chain, i))
+            return 0;
+    return 1;
+}
+
+/*
+ * OpenSSL's asymmetry, which applications rely on: a client gets the chain
+ * with the leaf, a server gets it without (the leaf comes from
+ * SSL_get1_peer_certificate). The server view is built once and owned by s.
+ */
+STACK_OF(X509) *SSL_get_peer_cert_chain(const SSL *s)
+{
+    if (!s->server || s->peer_chain == NULL)
+        return s->peer_chain;
+    if (noleaf_current(s))
+        return s->peer_chain_noleaf;
+    STACK_OF(X509) *v = sk_X509_new_null();
+    for (int i = 1; v != NULL && i < sk_X509_num(s->peer_chain); i++) {
+        X509 *x = sk_X509_value(s->peer_chain, i);
+        if (!X509_up_ref(x))
+            break;
+        if (!sk_X509_push(v, x)) {
+            X509_free(x);
+            break;
+        }
+    }
+    if (v == NULL || sk_X509_num(v) != sk_X509_num(s->peer_chain) - 1) {
+        sk_X509_pop_free(v, X509_free);
+        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+        return NULL;
+    }
+    SSL *w = (SSL *)s; /* a cache: the connection's observable state does not change */
+    sk_X509_pop_free(w->peer_chain_noleaf, X509_free);
+    w->peer_chain_noleaf = v;
+    return v;
+}
+
+/* Not kept yet: cert.c verifies the chain but does not store X509_STORE_CTX's result. */
+STACK_OF(X509) *SSL_get0_verified_chain(const SSL *s) { return NULL; }
+
+/* ------------------------------------------------------------------ */
+/* SNI and ALPN                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Client: the name it sends; server: the name it received. */
+const char *SSL_get_servername(const SSL *s, const int type)
+{
+    return type == TLSEXT_NAMETYPE_host_name ? s->hostname : NULL;
+}
+
+int SSL_get_servername_type(const SSL *s)
+{
+    return s->hostname != NULL ? TLSEXT_NAMETYPE_host_name : -1;
+}
+
+/* RFC 6066 §3: HostName<1..2^16-1>; OpenSSL caps it at TLSEXT_MAXLEN_host_name (255). */
+static long set_hostname(SSL *s, long type, const char *name)
+{
+    if (type != TLSEXT_NAMETYPE_host_name) {
+        ERR_raise(ERR_LIB_SSL, SSL_R_SSL3_EXT_INVALID_SERVERNAME_TYPE);
+        return 0;
+    }
+    char *copy = NULL;
+    if (name != NULL) {
+        size_t len = strlen(name);
+        if (len == 0 || len > TLSEXT_MAXLEN_host_name) {
+            ERR_raise(ERR_LIB_SSL, SSL_R_SSL3_EXT_INVALID_SERVERNAME);
+            return 0;
+        }
+        if ((copy = OPENSSL_strdup(name)) == NULL) {
+            ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+            return 0;
+        }
+    }
+    OPENSSL_free(s->hostname);
+    s->hostname = copy;
+    return 1;
+}
+
+/* Note the inverted convention, as in OpenSSL: 0 on success, 1 on failure. */
+int SSL_set_alpn_protos(SSL *s, const unsigned char *protos, unsigned int protos_len)
+{
+    return alpn_replace(&s->alpn, &s->alpn_len, protos, protos_len);
+}
+
+void SSL_get0_alpn_selected(const SSL *s, const unsigned char **data, unsigned int *len)
+{
+    *data = s->alpn_selected_len > 0 ? s->alpn_selected : NULL;
+    *len = (unsigned int)s->alpn_selected_len;
+}
+
+/* Whether the length-prefixed list holds a name equal to `name`. */
+static int proto_list_has(const unsigned char *list, unsigned int list_len, const struct rd *name)
+{
+    struct rd r, entry;
+    rd_init(&r, list, list_len);
+    while (rd_vec8(&r, &entry))
+        if (entry.n == name->n && memcmp(entry.p, name->p, name->n) == 0)
+            return 1;
+    return 0; /* trailing bytes that do not parse are ignored, as in OpenSSL */
+}
+
+/*
+ * OpenSSL 3.0.15's semantics (after CVE-2024-5535): the first protocol of
+ * `server` (preference order) that `client` also lists is selected. On no
+ * overlap the client's first protocol is returned with NO_OVERLAP, or NULL
+ * and length 0 if the client list is empty or malformed. Empty entries of
+ * `server` are skipped; both lists are parsed with bounds checks.
+ */
+int SSL_select_next_proto(unsigned char **out, unsigned char *outlen, const unsigned char *server,
+                          unsigned int server_len, const unsigned char *client,
+                          unsigned int client_len)
+{
+    struct rd r, first, name;
+    rd_init(&r, client, client_len);
+    if (client == NULL || !rd_vec8(&r, &first) || rd_empty(&first)) {
+        *out = NULL;
+        *outlen = 0;
+        return OPENSSL_NPN_NO_OVERLAP;
+    }
+    *out = (unsigned char *)first.p;
+    *outlen = (unsigned char)first.n;
+    rd_init(&r, server, server != NULL ? server_len : 0);
+    while (rd_vec8(&r, &name)) {
+        if (!rd_empty(&name) && proto_list_has(client, client_len, &name)) {
+            *out = (unsigned char *)name.p;
+            *outlen = (unsigned char)name.n;
+            return OPENSSL_NPN_NEGOTIATED;
+        }
+    }
+    return OPENSSL_NPN_NO_OVERLAP;
+}
+
+size_t SSL_get_client_random(const SSL *s, unsigned char *out, size_t outlen)
+{
+    if (outlen == 0)
+        return sizeof(s->client_random);
+    if (outlen > sizeof(s->client_random))
+        outlen = sizeof(s->client_random);
+    memcpy(out, s->client_random, outlen);
+    return outlen;
+}
+
+/* ------------------------------------------------------------------ */
+/* Groups                                                              */
+/* ------------------------------------------------------------------ */
+
+/* OpenSSL 3.0 reports the NID of the negotiated group (0 before the handshake). */
+static long negotiated_group_nid(const SSL *s)
+{
+    const struct group *g = s->group_id != 0 ? group_by_id(s->group_id) : NULL;
+    return g != NULL ? g->nid : 0;
+}
+
+/* OpenSSL 3.0's TLS names for the groups, from the NID SSL_get_negotiated_group returns. */
+const char *SSL_group_to_name(SSL *s, int nid)
+{
+    const struct group *g = group_by_nid(nid);
+    if (g == NULL)
+        return NULL;
+    switch (g->id) {
+    case 0x001d:
+        return "x25519";
+    case 0x0017:
+        return "secp256r1";
+    case 0x0018:
+        return "secp384r1";
+    case 0x001e:
+        return "x448";
+    default:
+        return NULL;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* SSL_ctrl                                                            */
+/* ------------------------------------------------------------------ */
+
+static long set_bound(int *bound, long v)
+{
+    if (!proto_version_valid(v))
+        return 0;
+    *bound = (int)v;
+    return 1;
+}
+
+long SSL_ctrl(SSL *s, int cmd, long larg, void *parg)
+{
+    switch (cmd) {
+    case SSL_CTRL_SET_TLSEXT_HOSTNAME:
+        return set_hostname(s, larg, parg);
+    case SSL_CTRL_GET_NEGOTIATED_GROUP:
+        return negotiated_group_nid(s);
+    case SSL_CTRL_SET_MIN_PROTO_VERSION:
+        return set_bound(&s->min_version, larg);
+    case SSL_CTRL_SET_MAX_PROTO_VERSION:
+        return set_bound(&s->max_version, larg);
+    case SSL_CTRL_GET_MIN_PROTO_VERSION:
+        return s->min_version;
+    case SSL_CTRL_GET_MAX_PROTO_VERSION:
+        return s->max_version;
+    case SSL_CTRL_SET_GROUPS_LIST:
+        return groups_parse_list(parg, s->groups, &s->n_groups);
+    case SSL_CTRL_SET_GROUPS:
+        return groups_from_nids(parg, larg > 0 ? (size_t)larg : 0, s->groups, &s->n_groups);
+    case SSL_CTRL_MODE:
+        return s->mode |= (uint32_t)larg;
+    case SSL_CTRL_CLEAR_MODE:
+        return s->mode &= ~(uint32_t)larg;
+    case SSL_CTRL_GET_MAX_CERT_LIST:
+        /* The limit is the context's (quic.c reads it there); no per-connection value is kept. */
+        return (long)s->ctx->max_cert_list;
+    case SSL_CTRL_GET_TMP_KEY:
+        /* The ephemeral key is freed with the handshake state: there is none to return. */
+        return 0;
+    case SSL_CTRL_SET_TLSEXT_STATUS_REQ_TYPE:
+        /* Deliberate no-op: OCSP stapling is not implemented; no status is requested. */
+        return 1;
+    case SSL_CTRL_GET_TLSEXT_STATUS_REQ_OCSP_RESP:
+        /* No status is requested, so none is ever received: OpenSSL's "none" answer. */
+        *(unsigned char **)parg = NULL;
+        return -1;
+    case SSL_CTRL_SET_SIGALGS_LIST:
+    case SSL_CTRL_SET_CLIENT_SIGALGS_LIST:
+        /* Deliberate no-op: qtls always offers its fixed TLS 1.3 scheme list (suites.c). */
+        return 1;
+    default:
+        ERR_raise_data(ERR_LIB_SSL, ERR_R_PASSED_INVALID_ARGUMENT, "unsupported ctrl %d", cmd);
+        return 0;
+    }
+}
+
+/* No per-connection callback is settable through ctrl in qtls. */
+long SSL_callback_ctrl(SSL *s, int cmd, void (*fp)(void))
+{
+    ERR_raise_data(ERR_LIB_SSL, ERR_R_PASSED_INVALID_ARGUMENT, "unsupported ctrl %d", cmd);
+    return 0;
+}
