@@ -31,7 +31,7 @@ static int run(const struct row *r)
     if (cctx == NULL || sctx == NULL)
         goto out;
     SSL_CTX_set_verify(cctx, SSL_VERIFY_PEER, NULL);
-    if (!SSL_CTX_set_ciphersuites(cctx, r->suites) ||
+    if (!SSL_CTX_set_ciphersuites(cctx, r->suites) || !SSL_CTX_set_ciphersuites(sctx, r->suites) ||
         !SSL_CTX_set1_groups_list(cctx, r->client_groups) ||
         !SSL_CTX_set1_groups_list(sctx, r->server_groups) || !mock_pair_init(&p, cctx, sctx) ||
         !SSL_set1_host(p.client.ssl, "localhost") ||
@@ -45,7 +45,7 @@ static int run(const struct row *r)
     SSL_get0_alpn_selected(p.client.ssl, &alpn, &alpn_len);
     const SSL_CIPHER *cipher = SSL_get_current_cipher(p.client.ssl);
     int group = SSL_get_negotiated_group(p.client.ssl);
-    printf("%-22s %-9s %-30s %-8s %-4.*s %-8s %8.0f  %s\n", r->what, r->cert,
+    printf("%-18s %-9s %-29s %-11s %-4.*s %-7s %8.0f  %s\n", r->what, r->cert,
            cipher ? SSL_CIPHER_get_name(cipher) : "-", group ? OBJ_nid2sn(group) : "-",
            (int)alpn_len, alpn ? (const char *)alpn : "-",
            SSL_get_verify_result(p.client.ssl) == X509_V_OK ? "ok" : "FAILED", t1 - t0,
@@ -69,7 +69,7 @@ int main(void)
         {"HelloRetryRequest", "ecdsa256", "TLS_AES_128_GCM_SHA256", "X25519:P-256", "P-256"},
     };
     int failed = 0;
-    printf("%-22s %-9s %-30s %-8s %-4s %-8s %8s  %s\n", "handshake", "cert", "suite", "group",
+    printf("%-18s %-9s %-29s %-11s %-4s %-7s %8s  %s\n", "handshake", "cert", "suite", "group",
            "alpn", "verify", "time(us)", "result");
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
         failed += !run(&rows[i]);
