@@ -242,7 +242,79 @@ struct ssl_ctx_st {
     size_t max_cert_list;
     int (*servername_cb)(SSL *, int *, void *);
     void *servername_arg;
+
+    /* Sessions and tickets (session.c, ticket.c) */
+    long session_timeout;   /* seconds; ticket lifetime (default 7200, as OpenSSL) */
+    size_t num_tickets;     /* NewSessionTickets per handshake (default 2) */
+    uint32_t max_early_data; /* != 0 enables 0-RTT tickets (sent as 0xffffffff in QUIC) */
+    uint8_t sid_ctx[SSL_MAX_SID_CTX_LENGTH];
+    size_t sid_ctx_len;
+    int (*new_session_cb)(SSL *, SSL_SESSION *);
+    SSL_CTX_generate_session_ticket_fn ticket_gen_cb;
+    SSL_CTX_decrypt_session_ticket_fn ticket_dec_cb;
+    void *ticket_cb_arg;
+    SSL_allow_early_data_cb_fn allow_early_data_cb;
+    void *allow_early_data_arg;
+    int (*ticket_key_evp_cb)(SSL *, unsigned char *, unsigned char *, EVP_CIPHER_CTX *,
+                             EVP_MAC_CTX *, int);
+    int (*client_cert_cb)(SSL *, X509 **, EVP_PKEY **);
+    struct ticket_keys *ticket_keys; /* built-in rotating keys, made on first use */
+    struct replay_filter *replay;    /* single-use 0-RTT tickets unless SSL_OP_NO_ANTI_REPLAY */
 };
+
+/*
+ * A session: what a client needs to resume (ticket + PSK) and what a server
+ * seals into a ticket. Immutable once handed to the application, except
+ * ticket appdata (set from the ticket-generation callback).
+ */
+struct ssl_session_st {
+    int references;
+    CRYPTO_EX_DATA ex_data;
+    const SSL_CIPHER *cipher;
+    struct secret psk;       /* the resumption PSK (RFC 8446 §4.6.1) */
+    uint64_t time;           /* issue time, seconds since the epoch */
+    uint64_t timeout;        /* lifetime in seconds */
+    uint32_t age_add;        /* ticket_age_add */
+    uint32_t max_early_data; /* 0 or 0xffffffff in QUIC */
+    uint8_t *ticket;         /* client: the opaque ticket to send */
+    size_t ticket_len;
+    char *hostname;          /* SNI of the original connection */
+    uint8_t alpn[256];
+    size_t alpn_len;
+    uint8_t *appdata;        /* SSL_SESSION_set1_ticket_appdata */
+    size_t appdata_len;
+    uint8_t *early_context;  /* SSL_set_quic_early_data_context of the issuing server */
+    size_t early_context_len;
+    uint8_t sid_ctx[SSL_MAX_SID_CTX_LENGTH];
+    size_t sid_ctx_len;
+    X509 *peer;              /* the peer's leaf, if any */
+    long verify_result;
+    int not_resumable;
+};
+
+/* session.c: the session encoding shared by i2d/d2i_SSL_SESSION and ticket plaintext. */
+/* Appends a versioned encoding of `s` (with_ticket: include the client's ticket bytes). */
+void session_encode(const SSL_SESSION *s, int with_ticket, struct wr *w);
+/* Parses an encoding made by session_encode; NULL (with an error queued) on any defect. */
+SSL_SESSION *session_decode(struct rd r);
+/* The session a connection resumed or established (c->session), made on demand. */
+SSL_SESSION *session_new_from_conn(SSL *c);
+
+/* ticket.c: sealing and opening tickets (RFC 8446 §4.6.1: opaque to the client). */
+/* Seals the plaintext into an opaque ticket. 0 on failure (error queued). */
+QTLS_MUST_CHECK int ticket_seal(SSL *c, const uint8_t *plain, size_t plain_len, struct wr *out);
+/*
+ * Opens a ticket. Returns SSL_TICKET_SUCCESS (or _SUCCESS_RENEW when the key
+ * is old and the ticket should be replaced), SSL_TICKET_NO_DECRYPT for an
+ * unknown key or a failed check, SSL_TICKET_EMPTY / SSL_TICKET_FATAL_ERR_*.
+ * On success `plain` holds the plaintext.
+ */
+int ticket_open(SSL *c, struct rd ticket, struct wr *plain);
+void ticket_keys_free(struct ticket_keys *k);
+/* Anti-replay for 0-RTT (RFC 8446 §8.1): 1 the first time a ticket is seen, 0 after. */
+int replay_check_and_add(SSL_CTX *ctx, const uint8_t *ticket, size_t len, uint64_t now,
+                         uint64_t window);
+void replay_filter_free(struct replay_filter *r);
 
 /* Where the connection is in its life. */
 enum conn_phase { PHASE_BEFORE, PHASE_HANDSHAKE, PHASE_DONE, PHASE_FAILED };
@@ -303,6 +375,15 @@ struct ssl_st {
     STACK_OF(X509) *peer_chain_noleaf; /* server view of SSL_get_peer_cert_chain (ssl.c) */
     int shutdown;       /* SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN (ssl.c) */
     int quiet_shutdown; /* SSL_set_quiet_shutdown (ssl.c) */
+
+    /* Sessions */
+    SSL_SESSION *session;   /* client: set by SSL_set_session, then the one in use */
+    int session_reused;     /* SSL_session_reused */
+    int early_data_status;  /* SSL_EARLY_DATA_NOT_SENT / _REJECTED / _ACCEPTED */
+    size_t num_tickets;     /* from the context, SSL_set_num_tickets */
+    uint32_t max_early_data;
+    uint8_t sid_ctx[SSL_MAX_SID_CTX_LENGTH];
+    size_t sid_ctx_len;
 
     /* Error state */
     int want_read;        /* the last SSL_do_handshake needs more data */
