@@ -301,7 +301,11 @@ SSL_SESSION *session_decode(struct rd r);
 SSL_SESSION *session_new_from_conn(SSL *c);
 
 /* ticket.c: sealing and opening tickets (RFC 8446 §4.6.1: opaque to the client). */
-/* Seals the plaintext into an opaque ticket. 0 on failure (error queued). */
+/*
+ * Seals the plaintext into an opaque ticket. 0 on failure (error queued), or 0 with
+ * nothing queued when the application's ticket key callback declined to issue one
+ * (it returned 0): then no ticket is sent, as OpenSSL does (an empty one is illegal).
+ */
 QTLS_MUST_CHECK int ticket_seal(SSL *c, const uint8_t *plain, size_t plain_len, struct wr *out);
 /*
  * Opens a ticket. Returns SSL_TICKET_SUCCESS (or _SUCCESS_RENEW when the key
@@ -315,6 +319,9 @@ void ticket_keys_free(struct ticket_keys *k);
 int replay_check_and_add(SSL_CTX *ctx, const uint8_t *ticket, size_t len, uint64_t now,
                          uint64_t window);
 void replay_filter_free(struct replay_filter *r);
+/* Test hooks: the clock ticket keys age by (NULL restores time()), and a forced key rotation. */
+void ticket_set_test_clock(uint64_t (*now)(void));
+void ticket_keys_test_rotate(SSL_CTX *ctx);
 
 /* Where the connection is in its life. */
 enum conn_phase { PHASE_BEFORE, PHASE_HANDSHAKE, PHASE_DONE, PHASE_FAILED };
