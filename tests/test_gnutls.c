@@ -1,0 +1,808 @@
+/*
+ * Interop with an independent TLS 1.3 stack: GnuTLS 3.7's QUIC mode as an
+ * in-process peer of qtls, in both roles, driven the way ngtcp2's GnuTLS
+ * backend drives it. Handshake bytes move per encryption level in memory,
+ * like CRYPTO frames: qtls through SSL_QUIC_METHOD (mock_quic's method and
+ * struct mock_side), GnuTLS through gnutls_handshake_write and its
+ * read/secret/alert hooks, with the quic_transport_parameters extension
+ * (0x39) registered on the session. GnuTLS >= 3.7.0 (libgnutls28-dev).
+ *
+ * Every case checks that both sides complete with the suite and group the
+ * configuration forces, that the secrets each side derived agree crosswise
+ * per level (client write == server read and the reverse, handshake and
+ * application), that the transport parameters and SNI crossed, that ALPN
+ * "h3" was selected on both sides, and that the server certificate verified
+ * on the client (GnuTLS against ca.pem and "localhost", qtls likewise).
+ *
+ * Resumption and 0-RTT are left out: qtls does not implement them yet; they
+ * come with the sessions work (and GnuTLS 3.7.9 cannot do 0-RTT after a
+ * HelloRetryRequest anyway, conformance.md §4.3 quirk 1).
+ *
+ * Each combination is its own cmocka test, named after what it shows.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <gnutls/gnutls.h>
+#include <openssl/err.h>
+
+#include "mock_quic.h"
+
+#define NLEVELS 4
+#define MAX_CASES 128
+
+/* Transport parameters are opaque to TLS; distinct bytes per sender show who sent what. */
+static const uint8_t qtls_tp[] = "qtls transport parameters";
+static const uint8_t gnutls_tp[] = "GnuTLS transport parameters, a little longer";
+
+struct suite {
+    const char *name; /* IANA = OpenSSL = gnutls_ciphersuite_get() name */
+    uint32_t id;      /* SSL_CIPHER_get_id */
+    const char *gnutls_cipher;
+    size_t secret_len;
+};
+
+static const struct suite suites[] = {
+    {"TLS_AES_128_GCM_SHA256", 0x03001301, "AES-128-GCM", 32},
+    {"TLS_AES_256_GCM_SHA384", 0x03001302, "AES-256-GCM", 48},
+    {"TLS_CHACHA20_POLY1305_SHA256", 0x03001303, "CHACHA20-POLY1305", 32},
+    {"TLS_AES_128_CCM_SHA256", 0x03001304, "AES-128-CCM", 32},
+};
+
+struct group {
+    const char *name; /* qtls (OpenSSL) groups list name */
+    int nid;
+    const char *gnutls_prio;
+    gnutls_group_t gnutls_id;
+};
+
+/*
+ * X448 is in GnuTLS 3.7.9's TLS 1.3 group list (GROUP-X448, nettle >= 3.6),
+ * so it is tested like the others.
+ */
+static const struct group groups[] = {
+    {"X25519", NID_X25519, "GROUP-X25519", GNUTLS_GROUP_X25519},
+    {"P-256", NID_X9_62_prime256v1, "GROUP-SECP256R1", GNUTLS_GROUP_SECP256R1},
+    {"P-384", NID_secp384r1, "GROUP-SECP384R1", GNUTLS_GROUP_SECP384R1},
+    {"X448", NID_X448, "GROUP-X448", GNUTLS_GROUP_X448},
+};
+enum { G_X25519, G_P256, G_P384, G_X448 };
+
+static const char *certs[] = {"ecdsa256", "ecdsa384", "rsa", "ed25519"};
+
+struct interop_case {
+    char name[200];
+    int qtls_is_server;
+    int suite, group; /* what must be negotiated; the server offers only this group */
+    const char *cert; /* the server's, whichever side it is */
+    /* HRR: the client's groups, its first (the only key share) not the server's */
+    const char *qtls_client_groups;   /* OpenSSL list, when qtls is the client */
+    const char *gnutls_client_groups; /* priority fragment, when GnuTLS is the client */
+    int expect_hrr;
+    long to_qtls_chunk, to_gnutls_chunk; /* bytes per call, 0 = everything queued at once */
+    int gnutls_hrr_whole;                /* a HelloRetryRequest reaches GnuTLS unsplit */
+    int gnutls_server_tickets;           /* the GnuTLS server sends a NewSessionTicket */
+};
+
+static struct interop_case cases[MAX_CASES];
+static size_t ncases;
+
+/* The GnuTLS endpoint: what its hooks saw. */
+struct gt_side {
+    gnutls_session_t session;
+    gnutls_certificate_credentials_t cred;
+    gnutls_datum_t ticket_key;
+    int is_server;
+    uint8_t *out[NLEVELS]; /* handshake bytes GnuTLS emitted, not yet delivered to qtls */
+    size_t out_len[NLEVELS];
+    uint8_t read_secret[NLEVELS][64], write_secret[NLEVELS][64];
+    size_t read_len[NLEVELS], write_len[NLEVELS];
+    int have_read[NLEVELS], have_write[NLEVELS];
+    uint8_t peer_tp[512];
+    size_t peer_tp_len;
+    int tp_received;
+    int alerts, alert_desc, alert_level;
+    int pushed, hook_failed;
+    int client_hellos, hello_retry_requests, tickets;
+    int done;
+    int last_error;
+};
+
+struct interop {
+    const struct interop_case *c;
+    SSL_CTX *ctx;
+    struct mock_side q;
+    struct gt_side g;
+    char why[1024];
+};
+
+/* --- GnuTLS hooks ------------------------------------------------------- */
+
+static int gt_secret(gnutls_session_t session, gnutls_record_encryption_level_t level,
+                     const void *read_secret, const void *write_secret, size_t len)
+{
+    struct gt_side *g = gnutls_session_get_ptr(session);
+    if ((unsigned)level >= NLEVELS || len > sizeof(g->read_secret[0])) {
+        g->hook_failed = 1;
+        return -1;
+    }
+    /* Read and write may come in separate calls for one level. */
+    if (read_secret != NULL) {
+        memcpy(g->read_secret[level], read_secret, len);
+        g->read_len[level] = len;
+        g->have_read[level] = 1;
+    }
+    if (write_secret != NULL) {
+        memcpy(g->write_secret[level], write_secret, len);
+        g->write_len[level] = len;
+        g->have_write[level] = 1;
+    }
+    return 0;
+}
+
+static int gt_out(gnutls_session_t session, gnutls_record_encryption_level_t level,
+                  gnutls_handshake_description_t htype, const void *data, size_t len)
+{
+    struct gt_side *g = gnutls_session_get_ptr(session);
+    if (htype == GNUTLS_HANDSHAKE_CHANGE_CIPHER_SPEC) /* never on the wire in QUIC */
+        return 0;
+    if ((unsigned)level >= NLEVELS) {
+        g->hook_failed = 1;
+        return -1;
+    }
+    if (htype == GNUTLS_HANDSHAKE_CLIENT_HELLO)
+        g->client_hellos++;
+    else if (htype == GNUTLS_HANDSHAKE_HELLO_RETRY_REQUEST)
+        g->hello_retry_requests++;
+    else if (htype == GNUTLS_HANDSHAKE_NEW_SESSION_TICKET)
+        g->tickets++;
+    uint8_t *nb = realloc(g->out[level], g->out_len[level] + len);
+    if (nb == NULL) {
+        g->hook_failed = 1;
+        return -1;
+    }
+    memcpy(nb + g->out_len[level], data, len);
+    g->out[level] = nb;
+    g->out_len[level] += len;
+    return 0;
+}
+
+/* Called with the alert GnuTLS would send (in QUIC: a CONNECTION_CLOSE). */
+static int gt_alert(gnutls_session_t session, gnutls_record_encryption_level_t level,
+                    gnutls_alert_level_t alert_level, gnutls_alert_description_t desc)
+{
+    struct gt_side *g = gnutls_session_get_ptr(session);
+    g->alerts++;
+    g->alert_desc = (int)desc;
+    g->alert_level = (int)level;
+    return 0;
+}
+
+static int gt_tp_recv(gnutls_session_t session, const unsigned char *data, size_t len)
+{
+    struct gt_side *g = gnutls_session_get_ptr(session);
+    if (len > sizeof(g->peer_tp))
+        return GNUTLS_E_RECEIVED_ILLEGAL_PARAMETER;
+    memcpy(g->peer_tp, data, len);
+    g->peer_tp_len = len;
+    g->tp_received = 1;
+    return 0;
+}
+
+static int gt_tp_send(gnutls_session_t session, gnutls_buffer_t extdata)
+{
+    int r = gnutls_buffer_append_data(extdata, gnutls_tp, sizeof(gnutls_tp));
+    return r < 0 ? r : (int)sizeof(gnutls_tp);
+}
+
+/* No TLS record is ever read or written: QUIC carries the handshake. */
+static ssize_t gt_pull(gnutls_transport_ptr_t ptr, void *buf, size_t len)
+{
+    struct gt_side *g = ptr;
+    gnutls_transport_set_errno(g->session, EAGAIN);
+    return -1;
+}
+
+static ssize_t gt_push(gnutls_transport_ptr_t ptr, const void *buf, size_t len)
+{
+    struct gt_side *g = ptr;
+    g->pushed++;
+    gnutls_transport_set_errno(g->session, EIO);
+    return -1;
+}
+
+/* --- set-up --------------------------------------------------------------- */
+
+static int fail_setup(struct interop *t, const char *what, int r)
+{
+    snprintf(t->why, sizeof(t->why), "set-up: %s failed: %s", what,
+             r < 0 ? gnutls_strerror(r) : "qtls call returned 0");
+    return 0;
+}
+
+static int gnutls_side_init(struct interop *t)
+{
+    const struct interop_case *c = t->c;
+    struct gt_side *g = &t->g;
+    int r;
+    g->is_server = !c->qtls_is_server;
+
+    unsigned flags = g->is_server ? GNUTLS_SERVER : GNUTLS_CLIENT;
+    if ((r = gnutls_init(&g->session, flags)) < 0)
+        return fail_setup(t, "gnutls_init", r);
+    gnutls_session_set_ptr(g->session, g);
+
+    /* QUIC forbids the middlebox compatibility mode (RFC 9001 §8.4). */
+    char prio[300];
+    const char *grp = g->is_server || c->gnutls_client_groups == NULL
+                          ? groups[c->group].gnutls_prio
+                          : c->gnutls_client_groups;
+    snprintf(prio, sizeof(prio),
+             "NORMAL:-VERS-ALL:+VERS-TLS1.3:%%DISABLE_TLS13_COMPAT_MODE:-CIPHER-ALL:+%s:"
+             "-GROUP-ALL:+%s",
+             suites[c->suite].gnutls_cipher, grp);
+    const char *err_pos = NULL;
+    if ((r = gnutls_priority_set_direct(g->session, prio, &err_pos)) < 0)
+        return fail_setup(t, err_pos != NULL ? err_pos : prio, r);
+
+    gnutls_transport_set_ptr(g->session, g);
+    gnutls_transport_set_pull_function(g->session, gt_pull);
+    gnutls_transport_set_push_function(g->session, gt_push);
+    gnutls_handshake_set_secret_function(g->session, gt_secret);
+    gnutls_handshake_set_read_function(g->session, gt_out);
+    gnutls_alert_set_read_function(g->session, gt_alert);
+    r = gnutls_session_ext_register(g->session, "QUIC Transport Parameters",
+                                    TLSEXT_TYPE_quic_transport_parameters, GNUTLS_EXT_TLS,
+                                    gt_tp_recv, gt_tp_send, NULL, NULL, NULL,
+                                    GNUTLS_EXT_FLAG_TLS | GNUTLS_EXT_FLAG_CLIENT_HELLO |
+                                        GNUTLS_EXT_FLAG_EE);
+    if (r < 0)
+        return fail_setup(t, "gnutls_session_ext_register(0x39)", r);
+
+    gnutls_datum_t h3 = {(unsigned char *)"h3", 2};
+    if ((r = gnutls_alpn_set_protocols(g->session, &h3, 1, GNUTLS_ALPN_MANDATORY)) < 0)
+        return fail_setup(t, "gnutls_alpn_set_protocols", r);
+
+    if ((r = gnutls_certificate_allocate_credentials(&g->cred)) < 0)
+        return fail_setup(t, "gnutls_certificate_allocate_credentials", r);
+    if (g->is_server) {
+        char pem[64], key[64];
+        snprintf(pem, sizeof(pem), "%s.pem", c->cert);
+        snprintf(key, sizeof(key), "%s.key", c->cert);
+        r = gnutls_certificate_set_x509_key_file(g->cred, mock_cert_path(pem),
+                                                 mock_cert_path(key), GNUTLS_X509_FMT_PEM);
+        if (r < 0)
+            return fail_setup(t, "gnutls_certificate_set_x509_key_file", r);
+        if (c->gnutls_server_tickets) {
+            if ((r = gnutls_session_ticket_key_generate(&g->ticket_key)) < 0 ||
+                (r = gnutls_session_ticket_enable_server(g->session, &g->ticket_key)) < 0)
+                return fail_setup(t, "gnutls_session_ticket_enable_server", r);
+        }
+    } else {
+        r = gnutls_certificate_set_x509_trust_file(g->cred, mock_cert_path("ca.pem"),
+                                                   GNUTLS_X509_FMT_PEM);
+        if (r <= 0)
+            return fail_setup(t, "gnutls_certificate_set_x509_trust_file(ca.pem)", r);
+        /* The handshake fails unless the chain verifies and names localhost. */
+        gnutls_session_set_verify_cert(g->session, "localhost", 0);
+        if ((r = gnutls_server_name_set(g->session, GNUTLS_NAME_DNS, "localhost", 9)) < 0)
+            return fail_setup(t, "gnutls_server_name_set", r);
+    }
+    if ((r = gnutls_credentials_set(g->session, GNUTLS_CRD_CERTIFICATE, g->cred)) < 0)
+        return fail_setup(t, "gnutls_credentials_set", r);
+    return 1;
+}
+
+static int qtls_side_init(struct interop *t)
+{
+    const struct interop_case *c = t->c;
+    const char *grp = groups[c->group].name;
+    if (!c->qtls_is_server && c->qtls_client_groups != NULL)
+        grp = c->qtls_client_groups;
+
+    t->ctx = c->qtls_is_server ? mock_server_ctx(c->cert) : mock_client_ctx();
+    if (t->ctx == NULL)
+        return fail_setup(t, c->qtls_is_server ? "mock_server_ctx" : "mock_client_ctx", 0);
+    if (SSL_CTX_set_ciphersuites(t->ctx, suites[c->suite].name) != 1)
+        return fail_setup(t, "SSL_CTX_set_ciphersuites", 0);
+    if (SSL_CTX_set1_groups_list(t->ctx, grp) != 1)
+        return fail_setup(t, "SSL_CTX_set1_groups_list", 0);
+    if (!c->qtls_is_server)
+        SSL_CTX_set_verify(t->ctx, SSL_VERIFY_PEER, NULL);
+
+    t->q.ssl = SSL_new(t->ctx);
+    if (t->q.ssl == NULL)
+        return fail_setup(t, "SSL_new", 0);
+    SSL_set_app_data(t->q.ssl, &t->q);
+    if (!SSL_set_quic_transport_params(t->q.ssl, qtls_tp, sizeof(qtls_tp)))
+        return fail_setup(t, "SSL_set_quic_transport_params", 0);
+    if (c->qtls_is_server) {
+        SSL_set_accept_state(t->q.ssl);
+    } else {
+        if (SSL_set_tlsext_host_name(t->q.ssl, "localhost") != 1 ||
+            SSL_set1_host(t->q.ssl, "localhost") != 1)
+            return fail_setup(t, "SSL_set_tlsext_host_name/SSL_set1_host", 0);
+        SSL_set_connect_state(t->q.ssl);
+    }
+    return 1;
+}
+
+static int setup(void **state)
+{
+    struct interop *t = calloc(1, sizeof(*t));
+    if (t == NULL)
+        return -1;
+    t->c = *state;
+    ERR_clear_error();
+    *state = t;
+    /* Failures are reported by the test itself, with the reason in t->why. */
+    if (qtls_side_init(t))
+        gnutls_side_init(t);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct interop *t = *state;
+    SSL_free(t->q.ssl);
+    SSL_CTX_free(t->ctx);
+    for (int l = 0; l < NLEVELS; l++) {
+        free(t->q.out[l]);
+        free(t->g.out[l]);
+    }
+    if (t->g.session != NULL)
+        gnutls_deinit(t->g.session);
+    if (t->g.cred != NULL)
+        gnutls_certificate_free_credentials(t->g.cred);
+    if (t->g.ticket_key.data != NULL)
+        gnutls_free(t->g.ticket_key.data);
+    free(t);
+    ERR_clear_error();
+    return 0;
+}
+
+/* --- the pump ------------------------------------------------------------- */
+
+static const char *level_name(int l)
+{
+    static const char *n[] = {"initial", "early", "handshake", "application"};
+    return l >= 0 && l < NLEVELS ? n[l] : "?";
+}
+
+/* Records why the exchange stopped, with both sides' state; returns -1. */
+static int stop(struct interop *t, const char *fmt, ...)
+{
+    char msg[400], errs[300] = "";
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    unsigned long e = ERR_peek_error();
+    if (e != 0)
+        ERR_error_string_n(e, errs, sizeof(errs));
+    snprintf(t->why, sizeof(t->why),
+             "%s [qtls: finished=%d alerts=%d last alert=%d at %s, error queue: %s] "
+             "[GnuTLS: done=%d alerts=%d last alert=%d (%s) at %s, last error: %s, pushed=%d]",
+             msg, t->q.ssl != NULL ? SSL_is_init_finished(t->q.ssl) : 0, t->q.alerts_sent,
+             t->q.alert, level_name(t->q.alert_level), errs[0] ? errs : "empty", t->g.done,
+             t->g.alerts, t->g.alert_desc,
+             t->g.alerts ? gnutls_alert_get_strname(t->g.alert_desc) : "-",
+             level_name(t->g.alert_level),
+             t->g.last_error ? gnutls_strerror(t->g.last_error) : "none", t->g.pushed);
+    return -1;
+}
+
+static size_t piece(size_t left, long chunk)
+{
+    return chunk > 0 && (size_t)chunk < left ? (size_t)chunk : left;
+}
+
+/* One gnutls_handshake() while GnuTLS is not done: 0 or -1 (failed). */
+static int gnutls_step(struct interop *t)
+{
+    if (t->g.done)
+        return 0;
+    int r = gnutls_handshake(t->g.session);
+    if (r == 0) {
+        t->g.done = 1;
+    } else if (r != GNUTLS_E_AGAIN && r != GNUTLS_E_INTERRUPTED) {
+        t->g.last_error = r;
+        return stop(t, "gnutls_handshake failed: %s", gnutls_strerror(r));
+    }
+    return 0;
+}
+
+/* One SSL_do_handshake() while qtls is not done: 0 or -1 (failed). */
+static int qtls_step(struct interop *t)
+{
+    if (SSL_is_init_finished(t->q.ssl))
+        return 0;
+    int r = SSL_do_handshake(t->q.ssl);
+    if (r != 1 && SSL_get_error(t->q.ssl, r) != SSL_ERROR_WANT_READ)
+        return stop(t, "SSL_do_handshake failed (SSL_get_error %d)", SSL_get_error(t->q.ssl, r));
+    return 0;
+}
+
+/*
+ * Everything qtls wrote goes to GnuTLS, as ngtcp2 does it: gnutls_handshake_write
+ * per CRYPTO piece, then gnutls_handshake() until it is done; afterwards the
+ * write alone processes post-handshake messages. 1 moved bytes, 0 none, -1 failed.
+ */
+static int qtls_to_gnutls(struct interop *t)
+{
+    int moved = 0;
+    for (int l = 0; l < NLEVELS; l++) {
+        uint8_t *buf = t->q.out[l];
+        size_t len = t->q.out_len[l], off = 0;
+        t->q.out[l] = NULL;
+        t->q.out_len[l] = 0;
+        /* Before its second ClientHello, all a GnuTLS client gets is the HRR. */
+        int hrr = l == ssl_encryption_initial && t->g.client_hellos == 1;
+        long chunk = hrr && t->c->gnutls_hrr_whole ? 0 : t->c->to_gnutls_chunk;
+        while (off < len) {
+            size_t n = piece(len - off, chunk);
+            int r = gnutls_handshake_write(t->g.session, (gnutls_record_encryption_level_t)l,
+                                           buf + off, n);
+            if (r < 0) {
+                t->g.last_error = r;
+                free(buf);
+                return stop(t, "gnutls_handshake_write(%s, %zu bytes at %zu) failed: %s",
+                            level_name(l), n, off, gnutls_strerror(r));
+            }
+            off += n;
+            if (gnutls_step(t) < 0) {
+                free(buf);
+                return -1;
+            }
+        }
+        free(buf);
+        moved |= len > 0;
+    }
+    return moved;
+}
+
+/*
+ * Everything GnuTLS emitted goes to qtls: SSL_provide_quic_data per piece, then
+ * SSL_do_handshake, or SSL_process_quic_post_handshake once it is complete.
+ */
+static int gnutls_to_qtls(struct interop *t)
+{
+    int moved = 0;
+    for (int l = 0; l < NLEVELS; l++) {
+        uint8_t *buf = t->g.out[l];
+        size_t len = t->g.out_len[l], off = 0;
+        t->g.out[l] = NULL;
+        t->g.out_len[l] = 0;
+        while (off < len) {
+            size_t n = piece(len - off, t->c->to_qtls_chunk);
+            if (!SSL_provide_quic_data(t->q.ssl, (OSSL_ENCRYPTION_LEVEL)l, buf + off, n)) {
+                free(buf);
+                return stop(t, "SSL_provide_quic_data(%s, %zu bytes at %zu) failed",
+                            level_name(l), n, off);
+            }
+            off += n;
+            int r;
+            if (!SSL_is_init_finished(t->q.ssl))
+                r = qtls_step(t);
+            else
+                r = SSL_process_quic_post_handshake(t->q.ssl) == 1
+                        ? 0
+                        : stop(t, "SSL_process_quic_post_handshake failed at %s",
+                               level_name(l));
+            if (r < 0) {
+                free(buf);
+                return -1;
+            }
+        }
+        free(buf);
+        moved |= len > 0;
+    }
+    return moved;
+}
+
+/* Runs the exchange until nothing moves: 1 if both sides completed, 0 with t->why. */
+static int run(struct interop *t)
+{
+    if (t->why[0] != '\0') /* set-up failed */
+        return 0;
+    if ((t->c->qtls_is_server ? gnutls_step(t) : qtls_step(t)) < 0)
+        return 0;
+    for (int round = 0; round < 64; round++) {
+        int a = qtls_to_gnutls(t);
+        if (a < 0)
+            return 0;
+        int b = gnutls_to_qtls(t);
+        if (b < 0)
+            return 0;
+        if (t->g.hook_failed) {
+            stop(t, "a GnuTLS hook failed");
+            return 0;
+        }
+        if (a == 0 && b == 0)
+            break;
+    }
+    if (!SSL_is_init_finished(t->q.ssl) || !t->g.done) {
+        stop(t, "the exchange stalled before both sides completed");
+        return 0;
+    }
+    return 1;
+}
+
+/* --- the checks ----------------------------------------------------------- */
+
+static void assert_secrets_cross(struct interop *t, int level)
+{
+    struct mock_side *q = &t->q;
+    struct gt_side *g = &t->g;
+    size_t len = suites[t->c->suite].secret_len;
+    print_message("    %s secrets: qtls read=%d write=%d, GnuTLS read=%d write=%d, %zu bytes\n",
+                  level_name(level), q->have_read[level], q->have_write[level],
+                  g->have_read[level], g->have_write[level], q->secret_len[level]);
+    assert_true(q->have_read[level] && q->have_write[level]);
+    assert_true(g->have_read[level] && g->have_write[level]);
+    assert_int_equal(q->secret_len[level], len);
+    assert_int_equal(g->read_len[level], len);
+    assert_int_equal(g->write_len[level], len);
+    /* qtls's write secret is GnuTLS's read secret, and the reverse. */
+    assert_memory_equal(q->write_secret[level], g->read_secret[level], len);
+    assert_memory_equal(q->read_secret[level], g->write_secret[level], len);
+    assert_memory_not_equal(q->write_secret[level], q->read_secret[level], len);
+}
+
+static void assert_server_signature(struct interop *t)
+{
+    const char *cert = t->c->cert;
+    int sig = gnutls_sign_algorithm_get(t->g.session); /* the server's, on either side */
+    print_message("    server signature: %s\n", gnutls_sign_get_name(sig));
+    if (strcmp(cert, "ecdsa256") == 0)
+        assert_int_equal(sig, GNUTLS_SIGN_ECDSA_SECP256R1_SHA256);
+    else if (strcmp(cert, "ecdsa384") == 0)
+        assert_int_equal(sig, GNUTLS_SIGN_ECDSA_SECP384R1_SHA384);
+    else if (strcmp(cert, "ed25519") == 0)
+        assert_int_equal(sig, GNUTLS_SIGN_EDDSA_ED25519);
+    else /* RFC 8446 §4.2.3: RSA signs with RSASSA-PSS in TLS 1.3 */
+        assert_true(sig == GNUTLS_SIGN_RSA_PSS_RSAE_SHA256 ||
+                    sig == GNUTLS_SIGN_RSA_PSS_RSAE_SHA384 ||
+                    sig == GNUTLS_SIGN_RSA_PSS_RSAE_SHA512);
+}
+
+static void interop_completes(void **state)
+{
+    struct interop *t = *state;
+    const struct interop_case *c = t->c;
+    const struct suite *s = &suites[c->suite];
+    const struct group *g = &groups[c->group];
+
+    if (c->gnutls_hrr_whole)
+        print_message("    note: the HelloRetryRequest goes to the GnuTLS client whole: GnuTLS "
+                      "3.7.9 cannot decode one split under 39 bytes\n");
+    if (!run(t))
+        fail_msg("%s", t->why);
+
+    /* Completion, no alerts, no TLS records. */
+    assert_int_equal(SSL_is_init_finished(t->q.ssl), 1);
+    assert_true(t->g.done);
+    assert_int_equal(t->q.alerts_sent, 0);
+    assert_int_equal(t->g.alerts, 0);
+    assert_int_equal(t->g.pushed, 0);
+    assert_int_equal(SSL_version(t->q.ssl), TLS1_3_VERSION);
+    assert_int_equal(gnutls_protocol_get_version(t->g.session), GNUTLS_TLS1_3);
+
+    /* The suite and group forced by the configuration, seen alike by both. */
+    const SSL_CIPHER *cipher = SSL_get_current_cipher(t->q.ssl);
+    assert_non_null(cipher);
+    print_message("    suite: qtls %s, GnuTLS %s; group: qtls nid %d, GnuTLS %s\n",
+                  SSL_CIPHER_get_name(cipher), gnutls_ciphersuite_get(t->g.session),
+                  (int)SSL_get_negotiated_group(t->q.ssl),
+                  gnutls_group_get_name(gnutls_group_get(t->g.session)));
+    assert_int_equal(SSL_CIPHER_get_id(cipher), s->id);
+    assert_string_equal(SSL_CIPHER_get_name(cipher), s->name);
+    assert_string_equal(gnutls_ciphersuite_get(t->g.session), s->name);
+    assert_int_equal(SSL_get_negotiated_group(t->q.ssl), g->nid);
+    assert_int_equal(gnutls_group_get(t->g.session), g->gnutls_id);
+
+    /* HelloRetryRequest exactly when the client's key share missed the server's group. */
+    if (c->qtls_is_server) {
+        assert_int_equal(t->g.client_hellos, c->expect_hrr ? 2 : 1);
+    } else {
+        assert_int_equal(t->g.hello_retry_requests, c->expect_hrr ? 1 : 0);
+    }
+
+    /* Secrets agree crosswise; no 0-RTT, and initial keys are QUIC's business. */
+    assert_secrets_cross(t, ssl_encryption_handshake);
+    assert_secrets_cross(t, ssl_encryption_application);
+    for (int l = ssl_encryption_initial; l <= ssl_encryption_early_data; l++) {
+        assert_false(t->q.have_read[l] || t->q.have_write[l]);
+        assert_false(t->g.have_read[l] || t->g.have_write[l]);
+    }
+
+    /* Transport parameters crossed, byte for byte. */
+    const uint8_t *tp;
+    size_t tp_len;
+    SSL_get_peer_quic_transport_params(t->q.ssl, &tp, &tp_len);
+    assert_int_equal(tp_len, sizeof(gnutls_tp));
+    assert_memory_equal(tp, gnutls_tp, sizeof(gnutls_tp));
+    assert_true(t->g.tp_received);
+    assert_int_equal(t->g.peer_tp_len, sizeof(qtls_tp));
+    assert_memory_equal(t->g.peer_tp, qtls_tp, sizeof(qtls_tp));
+
+    /* ALPN h3 on both sides. */
+    const unsigned char *alpn;
+    unsigned int alpn_len;
+    SSL_get0_alpn_selected(t->q.ssl, &alpn, &alpn_len);
+    assert_int_equal(alpn_len, 2);
+    assert_memory_equal(alpn, "h3", 2);
+    gnutls_datum_t galpn = {NULL, 0};
+    assert_int_equal(gnutls_alpn_get_selected_protocol(t->g.session, &galpn), 0);
+    assert_int_equal(galpn.size, 2);
+    assert_memory_equal(galpn.data, "h3", 2);
+
+    /* SNI reached the server; the server certificate verified on the client. */
+    if (c->qtls_is_server) {
+        const char *sni = SSL_get_servername(t->q.ssl, TLSEXT_NAMETYPE_host_name);
+        assert_non_null(sni);
+        assert_string_equal(sni, "localhost");
+        /* GnuTLS verified the chain to ca.pem and the name during the handshake. */
+        assert_int_equal(gnutls_certificate_type_get(t->g.session), GNUTLS_CRT_X509);
+    } else {
+        char sni[64];
+        size_t sni_len = sizeof(sni);
+        unsigned type = 0;
+        assert_int_equal(gnutls_server_name_get(t->g.session, sni, &sni_len, &type, 0), 0);
+        assert_int_equal(type, GNUTLS_NAME_DNS);
+        assert_string_equal(sni, "localhost");
+        assert_int_equal(SSL_get_verify_result(t->q.ssl), X509_V_OK);
+        X509 *peer = SSL_get1_peer_certificate(t->q.ssl);
+        assert_non_null(peer);
+        X509_free(peer);
+    }
+    assert_server_signature(t);
+
+    if (c->gnutls_server_tickets) {
+        /* qtls processed it in SSL_process_quic_post_handshake (run() checks the result). */
+        print_message("    GnuTLS server sent %d NewSessionTicket(s)\n", t->g.tickets);
+        assert_true(t->g.tickets >= 1);
+    }
+}
+
+/* --- the cases ------------------------------------------------------------ */
+
+static struct interop_case *add_case(int qtls_is_server, int suite, int group, const char *cert)
+{
+    if (ncases == MAX_CASES) {
+        fprintf(stderr, "test_gnutls: raise MAX_CASES\n");
+        exit(1);
+    }
+    struct interop_case *c = &cases[ncases++];
+    memset(c, 0, sizeof(*c));
+    c->qtls_is_server = qtls_is_server;
+    c->suite = suite;
+    c->group = group;
+    c->cert = cert;
+    return c;
+}
+
+static const char *pair_name(int qtls_is_server)
+{
+    return qtls_is_server ? "gnutls_client_and_qtls_server" : "qtls_client_and_gnutls_server";
+}
+
+static void build_cases(struct CMUnitTest *tests)
+{
+    struct interop_case *c;
+
+    /* Every suite x group, both directions, ECDSA P-256 server certificate. */
+    for (int dir = 0; dir < 2; dir++) {
+        for (int s = 0; s < 4; s++) {
+            for (int g = 0; g < 4; g++) {
+                c = add_case(dir, s, g, "ecdsa256");
+                snprintf(c->name, sizeof(c->name), "%s_agree_on_%s_with_%s", pair_name(dir),
+                         suites[s].name, groups[g].name);
+            }
+        }
+    }
+
+    /* Every server certificate type, on whichever side is the server. */
+    for (int dir = 0; dir < 2; dir++) {
+        for (size_t i = 0; i < sizeof(certs) / sizeof(certs[0]); i++) {
+            c = add_case(dir, 0, G_X25519, certs[i]);
+            snprintf(c->name, sizeof(c->name), "%s_verify_a_%s_server_certificate",
+                     pair_name(dir), certs[i]);
+        }
+    }
+
+    /*
+     * HelloRetryRequest (RFC 8446 §4.1.4): the server offers only P-384; the
+     * client's one key share is for another group. qtls as client shares only
+     * its first group (X25519); GnuTLS shares its first group plus the first of
+     * another kind, so its list is P-256 then P-384, both ECDH on NIST curves.
+     */
+    for (int dir = 0; dir < 2; dir++) {
+        for (int framing = 0; framing < 2; framing++) {
+            c = add_case(dir, 0, G_P384, "ecdsa256");
+            c->qtls_client_groups = "X25519:P-384";
+            c->gnutls_client_groups = "GROUP-SECP256R1:+GROUP-SECP384R1";
+            c->expect_hrr = 1;
+            if (framing) {
+                c->to_qtls_chunk = 1;
+                c->to_gnutls_chunk = 1;
+                /*
+                 * GnuTLS 3.7.9 bug (conformance.md §4.3 quirk 2, seen here
+                 * too): a GnuTLS client given the HelloRetryRequest in pieces
+                 * under 39 bytes fails with "Error decoding the received TLS
+                 * packet". So the HRR alone reaches a GnuTLS client whole;
+                 * the ServerHello and everything after it go 1 byte at a
+                 * time, and qtls gets everything 1 byte at a time.
+                 */
+                c->gnutls_hrr_whole = dir == 1;
+            }
+            snprintf(c->name, sizeof(c->name), "%s_complete_a_hello_retry_request%s",
+                     pair_name(dir),
+                     !framing   ? ""
+                     : dir == 1 ? "_fed_1_byte_at_a_time_but_the_hrr_whole_to_gnutls"
+                                : "_fed_1_byte_at_a_time");
+        }
+    }
+
+    /* 1-byte framing towards each side, and towards both. */
+    for (int dir = 0; dir < 2; dir++) {
+        static const struct {
+            long to_qtls, to_gnutls;
+            const char *what;
+        } framings[] = {{1, 0, "qtls_fed_1_byte_at_a_time"},
+                        {0, 1, "gnutls_fed_1_byte_at_a_time"},
+                        {1, 1, "both_fed_1_byte_at_a_time"}};
+        for (size_t f = 0; f < 3; f++) {
+            c = add_case(dir, 0, G_X25519, "ecdsa256");
+            c->to_qtls_chunk = framings[f].to_qtls;
+            c->to_gnutls_chunk = framings[f].to_gnutls;
+            snprintf(c->name, sizeof(c->name), "%s_complete_with_%s", pair_name(dir),
+                     framings[f].what);
+        }
+    }
+
+    /*
+     * A GnuTLS server sends a NewSessionTicket after the handshake; the qtls
+     * client must process it (RFC 8446 §4.6.1: it may ignore it), here in
+     * whole and 1 byte at a time. Resuming with it comes with the sessions work.
+     */
+    for (int framing = 0; framing < 2; framing++) {
+        c = add_case(0, 0, G_X25519, "ecdsa256");
+        c->gnutls_server_tickets = 1;
+        c->to_qtls_chunk = framing;
+        snprintf(c->name, sizeof(c->name),
+                 "qtls_client_processes_a_gnutls_new_session_ticket%s",
+                 framing ? "_fed_1_byte_at_a_time" : "");
+    }
+
+    for (size_t i = 0; i < ncases; i++) {
+        tests[i] = (struct CMUnitTest){cases[i].name, interop_completes, setup, teardown,
+                                       &cases[i]};
+    }
+}
+
+int main(void)
+{
+    static struct CMUnitTest tests[MAX_CASES];
+    if (gnutls_check_version("3.7.0") == NULL) {
+        /* The QUIC hooks appeared in 3.7.0: nothing here can run. */
+        printf("test_gnutls: GnuTLS %s has no QUIC API (needs 3.7.0)\n",
+               gnutls_check_version(NULL));
+        return 1;
+    }
+    if (gnutls_global_init() < 0)
+        return 1;
+    print_message("GnuTLS %s, %s\n", gnutls_check_version(NULL), OpenSSL_version(OPENSSL_VERSION));
+    build_cases(tests);
+    int failed = _cmocka_run_group_tests("qtls <-> GnuTLS QUIC interop", tests, ncases, NULL,
+                                         NULL);
+    gnutls_global_deinit();
+    return failed;
+}
