@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Builds BoringSSL's BoGo test runner (ssl/test/runner) from Debian 12's own
+# packages, offline, into build/bogo/runner.test.
+#
+#  - the source: Debian's `android-platform-external-boringssl` (bookworm main),
+#    fetched with `apt-get source` through a private apt configuration under
+#    build/bogo/apt (a deb-src entry for bookworm main on the mirror this
+#    machine already uses); the machine's own sources and lists are untouched;
+#  - the compiler: Debian's Go (golang-go, 1.19);
+#  - the Go modules: Debian's source packages golang-golang-x-crypto-dev and
+#    golang-golang-x-sys-dev, wired in with `replace` directives, with
+#    GOPROXY=off GOFLAGS=-mod=mod GOSUMDB=off GOTOOLCHAIN=local.
+#
+# Nothing of BoringSSL goes into the repository: it all lives under build/bogo
+# (ignored). The unpacked source and the runner binary are cached there; the
+# script rebuilds only when they are missing. BOGO_REFRESH=1 forces a fresh
+# download and build.
+#
+# Prints the path of the runner binary on its last line.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${BOGO_DIR:-$ROOT/build/bogo}
+PKG=android-platform-external-boringssl
+RUNNER=$OUT/runner.test
+mkdir -p "$OUT"
+
+log() { printf 'build-runner: %s\n' "$*" >&2; }
+
+# --- Debian packages -------------------------------------------------------
+NEED_PKGS="golang-go golang-golang-x-crypto-dev golang-golang-x-sys-dev xz-utils"
+missing=""
+for p in $NEED_PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    if [ "$(id -u)" = 0 ]; then
+        log "installing:$missing"
+        apt-get update -qq >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >&2
+    else
+        log "missing Debian packages:$missing"
+        log "run: apt-get install$missing"
+        exit 1
+    fi
+fi
+GOCODE=/usr/share/gocode/src
+for m in golang.org/x/crypto golang.org/x/sys; do
+    [ -d "$GOCODE/$m" ] || { log "no $GOCODE/$m"; exit 1; }
+done
+
+if [ -x "$RUNNER" ] && [ -z "${BOGO_REFRESH:-}" ] &&
+    [ -n "$(find "$OUT/src" -mindepth 3 -maxdepth 5 -type d -path '*/ssl/test/runner' 2>/dev/null)" ]; then
+    log "cached: $RUNNER"
+    echo "$RUNNER"
+    exit 0
+fi
+
+# --- the source package, through a private apt configuration ---------------
+# The mirror: the URI this machine already uses for bookworm main (deb822
+# .sources or one-line sources.list), so no host is hard-wired here.
+mirror_uri() {
+    local f
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [ -f "$f" ] || continue
+        awk 'BEGIN{RS=""; FS="\n"}
+             { uris=""; suites=""; comps="";
+               for (i=1;i<=NF;i++) {
+                 if ($i ~ /^URIs:/)       { uris=$i;   sub(/^URIs:[ \t]*/,"",uris) }
+                 if ($i ~ /^Suites:/)     { suites=" " $i " "; sub(/^ Suites:/,"",suites) }
+                 if ($i ~ /^Components:/) { comps=" " $i " " }
+               }
+               if (suites ~ /[ \t]bookworm[ \t]/ && comps ~ /[ \t]main[ \t]/) { split(uris,u," "); print u[1]; exit } }' "$f"
+    done
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+        [ -f "$f" ] || continue
+        awk '$1=="deb" { i=2; if ($2 ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
+                         if ($(i+1)=="bookworm") { for (j=i+2;j<=NF;j++) if ($j=="main") { print $i; exit } } }' "$f"
+    done
+}
+URI=${BOGO_DEBIAN_MIRROR:-$(mirror_uri | head -n1)}
+[ -n "$URI" ] || { log "no bookworm main entry in /etc/apt sources; set BOGO_DEBIAN_MIRROR"; exit 1; }
+
+APT=$OUT/apt
+mkdir -p "$APT/lists/partial" "$APT/cache/archives/partial" "$APT/sources.list.d" "$APT/preferences.d"
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+if [ -f "$KEYRING" ]; then
+    echo "deb-src [signed-by=$KEYRING] $URI bookworm main" > "$APT/sources.list"
+else
+    echo "deb-src $URI bookworm main" > "$APT/sources.list"
+fi
+APTOPTS=(-o "Dir::Etc::sourcelist=$APT/sources.list"
+         -o "Dir::Etc::sourceparts=$APT/sources.list.d"
+         -o "Dir::Etc::preferencesparts=$APT/preferences.d"
+         -o "Dir::State::Lists=$APT/lists"
+         -o "Dir::Cache=$APT/cache"
+         -o "APT::Sandbox::User=root")
+
+SRC=$OUT/src
+rm -rf "$SRC"
+mkdir -p "$SRC"
+log "apt-get update (private lists in $APT)"
+apt-get "${APTOPTS[@]}" update -qq >&2
+log "apt-get source $PKG"
+(cd "$SRC" && apt-get "${APTOPTS[@]}" source --download-only -qq "$PKG" >&2)
+ORIG=$(ls "$SRC"/${PKG}_*.orig.tar.* 2>/dev/null | head -n1)
+[ -n "$ORIG" ] || { log "no orig tarball downloaded"; exit 1; }
+log "unpacking $(basename "$ORIG")"
+tar -C "$SRC" -xf "$ORIG"
+TOP=$(find "$SRC" -mindepth 3 -maxdepth 5 -type d -path '*/ssl/test/runner' | head -n1)
+[ -n "$TOP" ] || { log "no ssl/test/runner in the source package"; exit 1; }
+MODDIR=$(cd "$TOP/../../.." && pwd)   # the directory with go.mod
+[ -f "$MODDIR/go.mod" ] || { log "no go.mod at $MODDIR"; exit 1; }
+
+# --- go.mod: Debian's modules through replace, nothing downloaded ----------
+# "go 1.13" -> "go 1.19" turns on module graph pruning; golang.org/x/net is
+# not needed by the runner and is not packaged in a usable version.
+cd "$MODDIR"
+cp go.mod go.mod.orig
+{
+    echo "module boringssl.googlesource.com/boringssl"
+    echo
+    echo "go 1.19"
+    echo
+    echo "require ("
+    echo "	golang.org/x/crypto v0.0.0"
+    echo "	golang.org/x/sys v0.0.0"
+    echo ")"
+    echo
+    echo "replace golang.org/x/crypto => $GOCODE/golang.org/x/crypto"
+    echo "replace golang.org/x/sys => $GOCODE/golang.org/x/sys"
+} > go.mod
+rm -f go.sum
+export GOTOOLCHAIN=local GOPROXY=off GOFLAGS=-mod=mod GOSUMDB=off GOTELEMETRY=off
+export GOPATH=$OUT/gopath GOCACHE=$OUT/gocache
+mkdir -p "$GOPATH" "$GOCACHE"
+log "go test -c ($(go version))"
+start=$(date +%s)
+(cd "$TOP" && go test -c -o "$RUNNER.tmp" .) >&2
+mv "$RUNNER.tmp" "$RUNNER"
+log "runner built in $(( $(date +%s) - start ))s: $RUNNER"
+echo "$RUNNER"
