@@ -1,0 +1,1573 @@
+/*
+ * The qtls shim for BoringSSL's BoGo test runner (ssl/test/runner), QUIC mode.
+ *
+ * The runner starts `shim -port P [-shim-id N] [-ipv6] <flags>`; the shim
+ * connects back over TCP once per connection (initial + -resume-count
+ * resumptions) and, with -quic, speaks the runner's mock QUIC transport:
+ *
+ *   u8 type (22 handshake, 23 application data, 21 alert) | u8 level
+ *   | u16 cipher suite (0 at the initial level) | u32 length
+ *   | the sender's traffic secret for that level || payload
+ *
+ * Both ends check every record against their own derivation: the runner
+ * checks the secrets qtls hands to the SSL_QUIC_METHOD, and this shim checks
+ * the runner's against the read secrets qtls installed. Application data is
+ * echoed back XOR 0xff.
+ *
+ * Exit codes: 0 pass, 1 fail (the error queue goes to stderr, where the
+ * runner looks for the expected error, translated by config.json's ErrorMap),
+ * 89 "unimplemented": the test needs something qtls does not do (TLS over
+ * TCP, DTLS, ECH, ALPS, Channel ID, OCSP, asynchronous callbacks, ...).
+ *
+ * Session and 0-RTT functions are referenced weakly: while qtls lacks them
+ * the shim answers 89 to the tests that need them (after the first
+ * connection, whose handshake is still checked), and picks them up by itself
+ * once they exist (see have_sessions() and blocker()). Link with
+ * --whole-archive so that a weak reference finds them in libqtls.a.
+ *
+ * Set QTLS_BOGO_SECRETS=quictls to take the secrets through quictls's
+ * set_encryption_secrets instead of BoringSSL's set_read/write_secret.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <openssl/core_names.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+/* ------------------------------------------------------------------ */
+/* Functions qtls may not have yet: weak, checked before use.          */
+/* ------------------------------------------------------------------ */
+
+#pragma weak SSL_set_session
+#pragma weak SSL_get_session
+#pragma weak SSL_SESSION_free
+#pragma weak SSL_session_reused
+#pragma weak SSL_CTX_sess_set_new_cb
+#pragma weak SSL_get_early_data_status
+#pragma weak SSL_SESSION_get_max_early_data
+#pragma weak SSL_CTX_set_tlsext_ticket_key_evp_cb
+#pragma weak SSL_CTX_set_client_cert_cb
+#pragma weak SSL_set_tlsext_use_srtp
+#pragma weak SSL_get0_peer_certificate
+#pragma weak SSL_get1_peer_certificate
+
+/* BoringSSL-only: used if qtls ever provides it. */
+int SSL_send_fatal_alert(SSL *ssl, uint8_t alert) __attribute__((weak));
+
+#define EXIT_UNIMPLEMENTED 89
+
+/* ------------------------------------------------------------------ */
+/* Configuration: the runner's flags                                   */
+/* ------------------------------------------------------------------ */
+
+struct blob {
+    uint8_t *p;
+    size_t n;
+    int set;
+};
+
+struct config {
+    int port, ipv6, is_server, is_quic, resume_count;
+    uint64_t shim_id;
+    int shim_id_set;
+    const char *cert_file, *key_file, *trust_cert, *expect_peer_cert_file;
+    const char *advertise_alpn, *expect_alpn, *select_alpn, *expect_advertised_alpn;
+    int decline_alpn, reject_alpn, select_empty_alpn;
+    struct blob quic_tp, expect_quic_tp;
+    int quic_use_legacy_codepoint;
+    const char *host_name, *expect_server_name;
+    int require_any_client_certificate, verify_peer, verify_fail, expect_verify_result;
+    int use_old_client_cert_callback;
+    int shim_writes_first, shim_shuts_down, send_alert;
+    int expect_session_miss, expect_no_session, expect_ticket_renewal;
+    int expect_no_session_id, expect_session_id;
+    int enable_early_data, expect_ticket_supports_early_data;
+    int expect_accept_early_data, expect_reject_early_data, expect_no_offer_early_data;
+    const char *quic_early_data_context, *expect_early_data_reason;
+    int expect_hrr, expect_no_hrr;
+    int min_version, max_version, expect_version;
+    int export_keying_material, use_export_context;
+    const char *export_label, *export_context;
+    int use_ticket_callback, renew_ticket;
+    const char *cipher, *srtp_profiles;
+    int read_size;
+    int is_handshaker_supported;
+    const char *unimplemented; /* the first flag qtls cannot honour */
+};
+
+enum kind { K_BOOL, K_INT, K_STR, K_B64, K_U64 };
+/* FLAG_OK: implemented. FLAG_NO: qtls has no such feature: exit 89 if given. */
+enum support { FLAG_OK, FLAG_NO };
+
+struct flag {
+    const char *name;
+    enum kind kind;
+    size_t off; /* offset in struct config; unused for FLAG_NO */
+    enum support support;
+};
+
+#define B(n, f) {n, K_BOOL, offsetof(struct config, f), FLAG_OK}
+#define I(n, f) {n, K_INT, offsetof(struct config, f), FLAG_OK}
+#define S(n, f) {n, K_STR, offsetof(struct config, f), FLAG_OK}
+#define X(n, f) {n, K_B64, offsetof(struct config, f), FLAG_OK}
+#define NOB(n) {n, K_BOOL, 0, FLAG_NO}
+#define NOP(n) {n, K_STR, 0, FLAG_NO}
+
+static const struct flag flags[] = {
+    I("-port", port),
+    {"-shim-id", K_U64, offsetof(struct config, shim_id), FLAG_OK},
+    B("-ipv6", ipv6),
+    B("-server", is_server),
+    B("-quic", is_quic),
+    I("-resume-count", resume_count),
+    S("-cert-file", cert_file),
+    S("-key-file", key_file),
+    S("-trust-cert", trust_cert),
+    S("-expect-peer-cert-file", expect_peer_cert_file),
+    S("-advertise-alpn", advertise_alpn),
+    S("-expect-alpn", expect_alpn),
+    S("-select-alpn", select_alpn),
+    S("-expect-advertised-alpn", expect_advertised_alpn),
+    B("-decline-alpn", decline_alpn),
+    B("-reject-alpn", reject_alpn),
+    B("-select-empty-alpn", select_empty_alpn),
+    X("-quic-transport-params", quic_tp),
+    X("-expect-quic-transport-params", expect_quic_tp),
+    I("-quic-use-legacy-codepoint", quic_use_legacy_codepoint),
+    S("-host-name", host_name),
+    S("-expect-server-name", expect_server_name),
+    B("-require-any-client-certificate", require_any_client_certificate),
+    B("-verify-peer", verify_peer),
+    B("-verify-fail", verify_fail),
+    B("-expect-verify-result", expect_verify_result),
+    B("-use-old-client-cert-callback", use_old_client_cert_callback),
+    B("-shim-writes-first", shim_writes_first),
+    B("-shim-shuts-down", shim_shuts_down),
+    B("-send-alert", send_alert),
+    B("-expect-session-miss", expect_session_miss),
+    B("-expect-no-session", expect_no_session),
+    B("-expect-ticket-renewal", expect_ticket_renewal),
+    B("-expect-no-session-id", expect_no_session_id),
+    B("-expect-session-id", expect_session_id),
+    B("-enable-early-data", enable_early_data),
+    B("-expect-ticket-supports-early-data", expect_ticket_supports_early_data),
+    B("-expect-accept-early-data", expect_accept_early_data),
+    B("-expect-reject-early-data", expect_reject_early_data),
+    B("-expect-no-offer-early-data", expect_no_offer_early_data),
+    S("-quic-early-data-context", quic_early_data_context),
+    S("-expect-early-data-reason", expect_early_data_reason),
+    B("-expect-hrr", expect_hrr),
+    B("-expect-no-hrr", expect_no_hrr),
+    I("-min-version", min_version),
+    I("-max-version", max_version),
+    I("-expect-version", expect_version),
+    I("-export-keying-material", export_keying_material),
+    S("-export-label", export_label),
+    S("-export-context", export_context),
+    B("-use-export-context", use_export_context),
+    B("-use-ticket-callback", use_ticket_callback),
+    B("-renew-ticket", renew_ticket),
+    S("-cipher", cipher),
+    S("-srtp-profiles", srtp_profiles),
+    I("-read-size", read_size),
+    B("-is-handshaker-supported", is_handshaker_supported),
+
+    /* Not TLS 1.3 over QUIC, or not something qtls does. */
+    NOB("-dtls"),                     /* DTLS */
+    NOB("-async"),                    /* asynchronous callbacks (private key, cert, ticket, session) */
+    NOB("-handoff"),                  /* split handshakes */
+    NOB("-handshake-hints"),          /* split handshakes */
+    NOB("-allow-hint-mismatch"),      /* split handshakes */
+    NOB("-handshaker-resume"),        /* split handshakes */
+    NOP("-handshaker-path"),          /* split handshakes */
+    NOB("-reverify-on-resume"),       /* BoringSSL's SSL_CTX_set_reverify_on_resume */
+    NOB("-use-custom-verify-callback"), /* BoringSSL's SSL_set_custom_verify (own alerts) */
+    NOB("-no-tls13"),                 /* TLS <= 1.2 */
+    NOB("-no-tls12"), NOB("-no-tls11"), NOB("-no-tls1"),
+    NOB("-fallback-scsv"),            /* TLS <= 1.2 */
+    NOB("-false-start"),              /* TLS <= 1.2 */
+    NOB("-allow-false-start-without-alpn"),
+    NOB("-renegotiate-once"), NOB("-renegotiate-freely"), NOB("-renegotiate-ignore"),
+    NOB("-renegotiate-explicit"), NOB("-forbid-renegotiation-after-handshake"),
+    NOP("-expect-total-renegotiations"),
+    NOB("-expect-extended-master-secret"), NOB("-expect-secure-renegotiation"),
+    NOB("-expect-no-secure-renegotiation"),
+    NOB("-tls-unique"),               /* TLS <= 1.2 */
+    NOB("-cbc-record-splitting"), NOB("-write-different-record-sizes"),
+    NOB("-partial-write"), NOB("-read-with-unfinished-write"), NOB("-peek-then-read"),
+    NOP("-max-send-fragment"), NOP("-mtu"), NOP("-initial-timeout-duration-ms"),
+    NOB("-key-update"),               /* KeyUpdate is forbidden in QUIC */
+    NOB("-export-traffic-secrets"),   /* BoringSSL's SSL_get_traffic_secrets */
+    NOB("-use-exporter-between-reads"),
+    NOP("-psk"), NOP("-psk-identity"), /* external (TLS 1.2) PSK */
+    NOB("-enable-ech-grease"), NOP("-ech-server-config"), NOP("-ech-server-key"),
+    NOP("-ech-is-retry-config"), NOB("-expect-ech-accept"), NOP("-expect-ech-name-override"),
+    NOB("-expect-no-ech-name-override"), NOP("-expect-ech-retry-configs"),
+    NOB("-expect-no-ech-retry-configs"), NOP("-ech-config-list"), /* ECH */
+    NOP("-application-settings"), NOP("-expect-peer-application-settings"),
+    NOB("-defer-alps"),               /* ALPS */
+    NOP("-expect-channel-id"), NOB("-enable-channel-id"), NOP("-send-channel-id"),
+    NOB("-verify-peer-if-no-obc"),    /* Channel ID */
+    NOP("-advertise-npn"), NOP("-expect-next-proto"), NOP("-select-next-proto"), /* NPN */
+    NOB("-enable-ocsp-stapling"), NOP("-ocsp-response"), NOP("-expect-ocsp-response"),
+    NOB("-use-ocsp-callback"), NOB("-set-ocsp-in-callback"), NOB("-decline-ocsp-callback"),
+    NOB("-fail-ocsp-callback"),       /* OCSP stapling */
+    NOB("-enable-signed-cert-timestamps"), NOP("-signed-cert-timestamps"),
+    NOP("-expect-signed-cert-timestamps"), /* SCT */
+    NOB("-install-cert-compression-algs"), NOP("-install-one-cert-compression-alg"),
+    NOP("-delegated-credential"), NOB("-expect-delegated-credential-used"),
+    NOB("-enable-grease"), NOB("-permute-extensions"), /* BoringSSL ClientHello shaping */
+    NOB("-allow-unknown-alpn-protos"), /* BoringSSL's SSL_CTX_set_allow_unknown_alpn_protos */
+    NOB("-use-early-callback"), NOB("-fail-early-callback"), /* BoringSSL's select_certificate_cb */
+    NOB("-install-ddos-callback"), NOB("-fail-ddos-callback"),
+    NOB("-fail-cert-callback"),       /* SSL_set_cert_cb */
+    NOP("-expect-certificate-types"), NOP("-use-client-ca-list"), NOP("-expect-client-ca-list"),
+    NOP("-signing-prefs"), NOP("-verify-prefs"), NOP("-expect-peer-verify-pref"),
+    NOP("-curves"), NOP("-expect-curve-id"), NOP("-expect-peer-signature-algorithm"),
+    NOP("-expect-cipher-aes"), NOP("-expect-cipher-no-aes"), NOP("-expect-cipher"),
+    NOP("-ticket-key"), NOB("-no-ticket"), NOP("-expect-ticket-age-skew"),
+    NOP("-resumption-delay"),         /* BoringSSL's clock override */
+    NOB("-retain-only-sha256-client-cert"), NOB("-expect-sha256-client-cert"),
+    NOB("-enforce-rsa-key-usage"), NOB("-jdk11-workaround"), NOB("-server-preference"),
+    NOP("-expect-msg-callback"),      /* BoringSSL's message-callback trace format */
+    NOB("-implicit-handshake"), NOB("-handshake-never-done"), NOB("-handshake-twice"),
+    NOB("-no-op-extra-handshake"), NOB("-check-close-notify"),
+    NOP("-expect-late-alpn"), NOP("-early-write-after-message"), NOB("-wait-for-debugger"),
+    NOP("-write-settings"),           /* BoringSSL's handshake-settings transcripts */
+};
+
+static const struct flag *find_flag(const char *name)
+{
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+        if (strcmp(flags[i].name, name) == 0)
+            return &flags[i];
+    return NULL;
+}
+
+static int b64_decode(const char *in, struct blob *out)
+{
+    size_t n = strlen(in);
+    out->p = malloc(n / 4 * 3 + 4);
+    if (out->p == NULL)
+        return 0;
+    if (n == 0) {
+        out->n = 0;
+        out->set = 1;
+        return 1;
+    }
+    int len = EVP_DecodeBlock(out->p, (const unsigned char *)in, (int)n);
+    if (len < 0 || n % 4 != 0)
+        return 0;
+    /* EVP_DecodeBlock counts padding as zero bytes. */
+    if (in[n - 1] == '=')
+        len--;
+    if (n > 1 && in[n - 2] == '=')
+        len--;
+    out->n = (size_t)len;
+    out->set = 1;
+    return 1;
+}
+
+static int set_value(struct config *c, const struct flag *f, const char *param)
+{
+    char *base = (char *)c;
+    if (f->support == FLAG_NO) {
+        if (c->unimplemented == NULL)
+            c->unimplemented = f->name;
+        return 1;
+    }
+    switch (f->kind) {
+    case K_BOOL:
+        *(int *)(base + f->off) = 1;
+        return 1;
+    case K_INT: {
+        char *end;
+        errno = 0;
+        long v = strtol(param, &end, 10);
+        if (errno != 0 || *end != '\0' || end == param)
+            return 0;
+        *(int *)(base + f->off) = (int)v;
+        return 1;
+    }
+    case K_U64: {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(param, &end, 10);
+        if (errno != 0 || *end != '\0' || end == param)
+            return 0;
+        *(uint64_t *)(base + f->off) = v;
+        c->shim_id_set = 1;
+        return 1;
+    }
+    case K_STR:
+        *(const char **)(base + f->off) = param;
+        return 1;
+    case K_B64:
+        return b64_decode(param, (struct blob *)(base + f->off));
+    }
+    return 0;
+}
+
+/* Strips "<prefix>-" down to "-...": returns 1 if it was there. */
+static int remove_prefix(const char **name, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(*name, prefix, n) == 0 && (*name)[n] == '-') {
+        *name += n;
+        return 1;
+    }
+    return 0;
+}
+
+static void config_defaults(struct config *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->quic_use_legacy_codepoint = -1;
+}
+
+/*
+ * Parses argv into the three configurations BoringSSL's shim keeps: the
+ * initial connection, resumptions, and the retry after a 0-RTT rejection.
+ * Returns 0 on a malformed command line, -1 on an unknown flag.
+ */
+static int parse_config(int argc, char **argv, struct config *initial, struct config *resume,
+                        struct config *retry)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *name = argv[i];
+        int skip = 0;
+        if (remove_prefix(&name, "-on-shim")) {
+            /* applies to the shim */
+        } else if (remove_prefix(&name, "-on-handshaker")) {
+            skip = 1;
+        }
+        struct config *only = NULL;
+        if (remove_prefix(&name, "-on-initial"))
+            only = initial;
+        else if (remove_prefix(&name, "-on-resume"))
+            only = resume;
+        else if (remove_prefix(&name, "-on-retry"))
+            only = retry;
+        const struct flag *f = find_flag(name);
+        if (f == NULL) {
+            fprintf(stderr, "Unrecognized flag: %s\n", name);
+            return -1;
+        }
+        const char *param = NULL;
+        if (f->kind != K_BOOL) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "Missing parameter for %s\n", name);
+                return 0;
+            }
+            param = argv[++i];
+        }
+        if (skip)
+            continue;
+        struct config *targets[3] = {initial, resume, retry};
+        for (int t = 0; t < 3; t++) {
+            if (only != NULL && only != targets[t])
+                continue;
+            if (!set_value(targets[t], f, param)) {
+                fprintf(stderr, "Invalid parameter for %s: %s\n", name, param);
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Connection state and the mock QUIC transport                        */
+/* ------------------------------------------------------------------ */
+
+enum { LEVEL_INITIAL = 0, LEVEL_EARLY = 1, LEVEL_HANDSHAKE = 2, LEVEL_APP = 3, NUM_LEVELS = 4 };
+enum { RT_ALERT = 21, RT_HANDSHAKE = 22, RT_APP_DATA = 23 };
+
+struct level_keys {
+    uint16_t cipher;
+    uint8_t secret[64];
+    size_t len;
+    int set;
+};
+
+/* A byte stream of handshake messages at the initial level, to spot a HelloRetryRequest. */
+struct msg_stream {
+    uint8_t *buf;
+    size_t len;
+};
+
+struct conn {
+    const struct config *cfg;
+    int is_resume;
+    int fd;
+    SSL *ssl;
+    struct level_keys rd[NUM_LEVELS], wr[NUM_LEVELS];
+    struct msg_stream initial_in, initial_out;
+    int saw_hrr;
+    int early_written;           /* client: the 0-RTT "hello" went out */
+    int alpn_select_done;
+    int ticket_decrypt_done;
+    int got_new_session;
+    SSL_SESSION *new_session;
+    uint8_t *early_in;           /* server: 0-RTT application data received */
+    size_t early_in_len;
+    /* application data read but not yet consumed */
+    uint8_t *pending;
+    size_t pending_len, pending_off;
+    char failure[512];           /* why the shim itself gave up, printed on failure */
+};
+
+static int use_quictls_secrets; /* QTLS_BOGO_SECRETS=quictls: set_encryption_secrets */
+
+static struct conn *conn_of(const SSL *ssl) { return SSL_get_app_data(ssl); }
+
+static const char *level_name(int level)
+{
+    static const char *names[] = {"initial", "early_data", "handshake", "application"};
+    return level >= 0 && level < NUM_LEVELS ? names[level] : "?";
+}
+
+static void fail_note(struct conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail_note(struct conn *c, const char *fmt, ...)
+{
+    if (c->failure[0] != '\0')
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->failure, sizeof(c->failure), fmt, ap);
+    va_end(ap);
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return 0;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 1;
+}
+
+/* 1 on success, 0 on EOF before any byte, -1 on error or EOF mid-way. */
+static int read_all(int fd, uint8_t *p, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = recv(fd, p + got, n - got, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r == 0)
+            return got == 0 ? 0 : -1;
+        if (r < 0)
+            return -1;
+        got += (size_t)r;
+    }
+    return 1;
+}
+
+static int write_record(struct conn *c, int level, uint8_t type, const uint8_t *data, size_t len)
+{
+    const struct level_keys *k = &c->wr[level];
+    if (level != LEVEL_INITIAL && !k->set) {
+        fail_note(c, "qtls wrote at level %s before installing its write secret",
+                  level_name(level));
+        return 0;
+    }
+    size_t body = k->len + len;
+    uint8_t h[8] = {type, (uint8_t)level, (uint8_t)(k->cipher >> 8), (uint8_t)k->cipher,
+                    (uint8_t)(body >> 24), (uint8_t)(body >> 16), (uint8_t)(body >> 8),
+                    (uint8_t)body};
+    if (!write_all(c->fd, h, 8) || !write_all(c->fd, k->secret, k->len) ||
+        !write_all(c->fd, data, len)) {
+        fail_note(c, "socket write failed");
+        return 0;
+    }
+    return 1;
+}
+
+/*
+ * Reads a record header and the sender's secret, checking them against the
+ * read keys qtls installed. Early-data records arriving without early read
+ * keys are skipped (0-RTT rejected), as in BoringSSL's mock transport.
+ * Returns 1 with the type, level and payload length; 0 at EOF; -1 on error.
+ */
+static int read_header(struct conn *c, uint8_t *type, int *level, size_t *len)
+{
+    for (;;) {
+        uint8_t h[8];
+        int r = read_all(c->fd, h, 8);
+        if (r <= 0) {
+            if (r < 0)
+                fail_note(c, "error reading record header");
+            return r;
+        }
+        *type = h[0];
+        int lv = h[1];
+        uint16_t suite = (uint16_t)(h[2] << 8 | h[3]);
+        size_t remaining = (size_t)h[4] << 24 | (size_t)h[5] << 16 | (size_t)h[6] << 8 | h[7];
+        if (lv >= NUM_LEVELS) {
+            fail_note(c, "Error parsing record header.");
+            return -1;
+        }
+        const struct level_keys *k = &c->rd[lv];
+        if (lv != LEVEL_INITIAL && !k->set) {
+            if (lv == LEVEL_EARLY) {
+                uint8_t *discard = malloc(remaining ? remaining : 1);
+                int ok = discard != NULL && read_all(c->fd, discard, remaining) == 1;
+                free(discard);
+                if (!ok && remaining > 0) {
+                    fail_note(c, "error skipping an early data record");
+                    return -1;
+                }
+                continue;
+            }
+            fail_note(c, "Got record at level %s, but keys were not configured.", level_name(lv));
+            return -1;
+        }
+        if (suite != k->cipher) {
+            fail_note(c, "Got cipher suite 0x%04x at level %s, wanted 0x%04x.", suite,
+                      level_name(lv), k->cipher);
+            return -1;
+        }
+        if (remaining < k->len) {
+            fail_note(c, "Record at level %s too small.", level_name(lv));
+            return -1;
+        }
+        uint8_t secret[64];
+        if (k->len > 0 && read_all(c->fd, secret, k->len) != 1) {
+            fail_note(c, "Error reading record secret.");
+            return -1;
+        }
+        if (k->len > 0 && memcmp(secret, k->secret, k->len) != 0) {
+            fail_note(c, "Encryption secret at level %s did not match.", level_name(lv));
+            return -1;
+        }
+        *level = lv;
+        *len = remaining - k->len;
+        return 1;
+    }
+}
+
+static uint8_t *read_payload(struct conn *c, size_t len)
+{
+    uint8_t *buf = malloc(len ? len : 1);
+    if (buf == NULL)
+        return NULL;
+    if (len > 0 && read_all(c->fd, buf, len) != 1) {
+        fail_note(c, "error reading record payload");
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* HelloRetryRequest detection: ServerHello.random == SHA-256("HelloRetryRequest"). */
+static const uint8_t hrr_random[32] = {
+    0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
+    0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c};
+
+static void observe_initial(struct conn *c, struct msg_stream *s, const uint8_t *p, size_t n)
+{
+    uint8_t *nb = realloc(s->buf, s->len + n);
+    if (nb == NULL)
+        return;
+    memcpy(nb + s->len, p, n);
+    s->buf = nb;
+    s->len += n;
+    size_t off = 0;
+    while (s->len - off >= 4) {
+        size_t body = (size_t)s->buf[off + 1] << 16 | (size_t)s->buf[off + 2] << 8 | s->buf[off + 3];
+        if (s->len - off < 4 + body)
+            break;
+        if (s->buf[off] == 2 /* ServerHello */ && body >= 34 &&
+            memcmp(s->buf + off + 4 + 2, hrr_random, 32) == 0)
+            c->saw_hrr = 1;
+        off += 4 + body;
+    }
+    memmove(s->buf, s->buf + off, s->len - off);
+    s->len -= off;
+}
+
+/* ---- SSL_QUIC_METHOD ---- */
+
+static int store_secret(struct conn *c, struct level_keys *k, int level, const SSL_CIPHER *cipher,
+                        const uint8_t *secret, size_t len, const char *dir)
+{
+    if (cipher == NULL) {
+        fail_note(c, "%s secret for level %s came with no cipher", dir, level_name(level));
+        return 0;
+    }
+    if (len > sizeof(k->secret)) {
+        fail_note(c, "%s secret for level %s is too long (%zu)", dir, level_name(level), len);
+        return 0;
+    }
+    k->cipher = (uint16_t)SSL_CIPHER_get_protocol_id(cipher);
+    memcpy(k->secret, secret, len);
+    k->len = len;
+    k->set = 1;
+    return 1;
+}
+
+static int set_read_secret(SSL *ssl, enum ssl_encryption_level_t level, const SSL_CIPHER *cipher,
+                           const uint8_t *secret, size_t len)
+{
+    struct conn *c = conn_of(ssl);
+    if ((int)level < 0 || (int)level >= NUM_LEVELS)
+        return 0;
+    return store_secret(c, &c->rd[level], level, cipher, secret, len, "read");
+}
+
+static int set_write_secret(SSL *ssl, enum ssl_encryption_level_t level,
+                            const SSL_CIPHER *cipher, const uint8_t *secret, size_t len)
+{
+    struct conn *c = conn_of(ssl);
+    if ((int)level < 0 || (int)level >= NUM_LEVELS)
+        return 0;
+    return store_secret(c, &c->wr[level], level, cipher, secret, len, "write");
+}
+
+/* The quictls-style callback: the suite comes from the connection. */
+static int set_encryption_secrets(SSL *ssl, OSSL_ENCRYPTION_LEVEL level, const uint8_t *read,
+                                  const uint8_t *write, size_t len)
+{
+    const SSL_CIPHER *cipher = SSL_get_current_cipher(ssl);
+    if (cipher == NULL)
+        cipher = SSL_get_pending_cipher(ssl);
+    if (write != NULL && !set_write_secret(ssl, level, cipher, write, len))
+        return 0;
+    if (read != NULL && !set_read_secret(ssl, level, cipher, read, len))
+        return 0;
+    return 1;
+}
+
+static int add_handshake_data(SSL *ssl, enum ssl_encryption_level_t level, const uint8_t *data,
+                              size_t len)
+{
+    struct conn *c = conn_of(ssl);
+    if ((int)level < 0 || (int)level >= NUM_LEVELS)
+        return 0;
+    if ((int)level == LEVEL_INITIAL)
+        observe_initial(c, &c->initial_out, data, len);
+    return write_record(c, level, RT_HANDSHAKE, data, len);
+}
+
+static int flush_flight(SSL *ssl)
+{
+    (void)ssl; /* records go straight to the socket (TCP_NODELAY) */
+    return 1;
+}
+
+static int send_alert(SSL *ssl, enum ssl_encryption_level_t level, uint8_t alert)
+{
+    struct conn *c = conn_of(ssl);
+    const uint8_t msg[2] = {2, alert};
+    if ((int)level < 0 || (int)level >= NUM_LEVELS)
+        return 0;
+    return write_record(c, level, RT_ALERT, msg, sizeof(msg));
+}
+
+static const SSL_QUIC_METHOD split_method = {
+    .add_handshake_data = add_handshake_data,
+    .flush_flight = flush_flight,
+    .send_alert = send_alert,
+    .set_read_secret = set_read_secret,
+    .set_write_secret = set_write_secret,
+};
+static const SSL_QUIC_METHOD quictls_method = {
+    .set_encryption_secrets = set_encryption_secrets,
+    .add_handshake_data = add_handshake_data,
+    .flush_flight = flush_flight,
+    .send_alert = send_alert,
+};
+
+/* ------------------------------------------------------------------ */
+/* Callbacks                                                           */
+/* ------------------------------------------------------------------ */
+
+static int alpn_select_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                          const unsigned char *in, unsigned int inlen, void *arg)
+{
+    (void)arg;
+    struct conn *c = conn_of(ssl);
+    const struct config *cfg = c->cfg;
+    if (c->alpn_select_done) {
+        fprintf(stderr, "AlpnSelectCallback called after completion.\n");
+        exit(1);
+    }
+    c->alpn_select_done = 1;
+    if (cfg->decline_alpn)
+        return SSL_TLSEXT_ERR_NOACK;
+    if (cfg->reject_alpn)
+        return SSL_TLSEXT_ERR_ALERT_FATAL;
+    if (cfg->expect_advertised_alpn != NULL &&
+        (strlen(cfg->expect_advertised_alpn) != inlen ||
+         memcmp(cfg->expect_advertised_alpn, in, inlen) != 0)) {
+        fprintf(stderr, "bad ALPN select callback inputs.\n");
+        exit(1);
+    }
+    const char *sel = cfg->select_alpn != NULL ? cfg->select_alpn : "";
+    *out = (const unsigned char *)sel;
+    *outlen = (unsigned char)strlen(sel);
+    return SSL_TLSEXT_ERR_OK;
+}
+
+static int servername_cb(SSL *ssl, int *alert, void *arg)
+{
+    (void)alert;
+    (void)arg;
+    const struct config *cfg = conn_of(ssl)->cfg;
+    const char *name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+    if (name == NULL || strcmp(name, cfg->expect_server_name) != 0) {
+        fprintf(stderr, "servername mismatch (got %s; want %s).\n", name ? name : "(null)",
+                cfg->expect_server_name);
+        return SSL_TLSEXT_ERR_ALERT_FATAL;
+    }
+    return SSL_TLSEXT_ERR_OK;
+}
+
+/*
+ * The runner's certificates are self-signed test certificates, and
+ * BoringSSL's shim accepts any chain unless -verify-fail: this callback does
+ * the same through the OpenSSL verify callback, clearing errors so that
+ * SSL_get_verify_result reports X509_V_OK. With -trust-cert (newer runners)
+ * the chain is verified for real.
+ */
+static int verify_cb(int preverify_ok, X509_STORE_CTX *store)
+{
+    SSL *ssl = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx());
+    const struct config *cfg = ssl != NULL ? conn_of(ssl)->cfg : NULL;
+    if (cfg == NULL)
+        return preverify_ok;
+    if (cfg->verify_fail) {
+        X509_STORE_CTX_set_error(store, X509_V_ERR_APPLICATION_VERIFICATION);
+        return 0;
+    }
+    if (cfg->trust_cert != NULL)
+        return preverify_ok;
+    if (!preverify_ok)
+        X509_STORE_CTX_set_error(store, X509_V_OK);
+    return 1;
+}
+
+static int load_cert_and_key(const char *cert_file, const char *key_file, X509 **x509,
+                             EVP_PKEY **pkey)
+{
+    *x509 = NULL;
+    *pkey = NULL;
+    FILE *f;
+    if (cert_file != NULL) {
+        if ((f = fopen(cert_file, "r")) == NULL)
+            return 0;
+        *x509 = PEM_read_X509(f, NULL, NULL, NULL);
+        fclose(f);
+        if (*x509 == NULL)
+            return 0;
+    }
+    if (key_file != NULL) {
+        if ((f = fopen(key_file, "r")) == NULL)
+            return 0;
+        *pkey = PEM_read_PrivateKey(f, NULL, NULL, NULL);
+        fclose(f);
+        if (*pkey == NULL)
+            return 0;
+    }
+    return 1;
+}
+
+static int client_cert_cb(SSL *ssl, X509 **x509, EVP_PKEY **pkey)
+{
+    const struct config *cfg = conn_of(ssl)->cfg;
+    if (cfg->cert_file == NULL)
+        return 0;
+    if (!load_cert_and_key(cfg->cert_file, cfg->key_file, x509, pkey)) {
+        X509_free(*x509);
+        EVP_PKEY_free(*pkey);
+        return -1;
+    }
+    return 1;
+}
+
+static int new_session_cb(SSL *ssl, SSL_SESSION *session)
+{
+    struct conn *c = conn_of(ssl);
+    c->got_new_session = 1;
+    if (c->new_session != NULL)
+        SSL_SESSION_free(c->new_session);
+    c->new_session = session;
+    return 1; /* keeps the reference */
+}
+
+/* BoringSSL's TicketKeyCallback, on OpenSSL 3's EVP interface: an all-zero key. */
+static int ticket_key_cb(SSL *ssl, unsigned char key_name[16], unsigned char *iv,
+                         EVP_CIPHER_CTX *ctx, EVP_MAC_CTX *hctx, int enc)
+{
+    struct conn *c = conn_of(ssl);
+    static const uint8_t zeros[16] = {0};
+    if (!enc) {
+        if (c->ticket_decrypt_done) {
+            fprintf(stderr, "TicketKeyCallback called after completion.\n");
+            return -1;
+        }
+        c->ticket_decrypt_done = 1;
+    }
+    if (enc) {
+        memcpy(key_name, zeros, 16);
+        if (RAND_bytes(iv, 16) != 1)
+            return -1;
+    } else if (memcmp(key_name, zeros, 16) != 0) {
+        return 0;
+    }
+    OSSL_PARAM params[2];
+    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0);
+    params[1] = OSSL_PARAM_construct_end();
+    if (!EVP_MAC_init(hctx, zeros, sizeof(zeros), params) ||
+        !EVP_CipherInit_ex(ctx, EVP_aes_128_cbc(), NULL, zeros, iv, enc))
+        return -1;
+    if (!enc)
+        return c->cfg->renew_ticket ? 2 : 1;
+    return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Setup                                                               */
+/* ------------------------------------------------------------------ */
+
+static int have_sessions(void)
+{
+    return SSL_set_session != NULL && SSL_SESSION_free != NULL && SSL_session_reused != NULL &&
+           SSL_CTX_sess_set_new_cb != NULL;
+}
+
+/*
+ * Whether qtls can run a connection with this configuration: the flags it
+ * cannot honour and the functions it lacks. Returns the reason for 89, or
+ * NULL. Checked for the first connection before it starts, and for each
+ * resumption before it starts: a test whose first handshake fails still
+ * counts (the runner checks that failure), and one whose first handshake
+ * passes is reported unimplemented only when it needs a resumption that
+ * qtls cannot do yet.
+ */
+static const char *blocker(const struct config *k, int is_resume)
+{
+    static char why[128];
+    if (k->unimplemented != NULL) {
+        snprintf(why, sizeof(why), "flag %s", k->unimplemented);
+        return why;
+    }
+    if (!k->is_quic)
+        return "TLS over TCP / DTLS (qtls is QUIC-only)";
+    if (is_resume && !have_sessions())
+        return "session resumption (no SSL_set_session/SSL_session_reused in qtls yet)";
+    if (is_resume && (k->expect_accept_early_data || k->expect_reject_early_data) &&
+        SSL_get_early_data_status == NULL)
+        return "0-RTT (no SSL_get_early_data_status in qtls yet)";
+    if (k->use_ticket_callback && SSL_CTX_set_tlsext_ticket_key_evp_cb == NULL)
+        return "ticket key callback (SSL_CTX_set_tlsext_ticket_key_evp_cb)";
+    if (k->use_old_client_cert_callback && SSL_CTX_set_client_cert_cb == NULL)
+        return "SSL_CTX_set_client_cert_cb";
+    if (k->send_alert && SSL_send_fatal_alert == NULL)
+        return "sending an alert on demand (no SSL_send_fatal_alert)";
+    if (k->srtp_profiles != NULL && SSL_set_tlsext_use_srtp == NULL)
+        return "SRTP (no SSL_set_tlsext_use_srtp)";
+    if (k->shim_shuts_down)
+        return "-shim-shuts-down (QUIC has no close_notify)";
+    if (k->expect_early_data_reason != NULL &&
+        strcmp(k->expect_early_data_reason, "disabled") != 0 &&
+        strcmp(k->expect_early_data_reason, "accept") != 0)
+        return "early data reasons (BoringSSL's SSL_get_early_data_reason)";
+    return NULL;
+}
+
+/*
+ * Reports why the test cannot run; returns 89. With QTLS_BOGO_UNIMPLEMENTED_LOG
+ * set, the reason is also appended there (run.sh counts them).
+ */
+static int unimplemented(const char *why)
+{
+    fprintf(stderr, "unimplemented: %s\n", why);
+    const char *log = getenv("QTLS_BOGO_UNIMPLEMENTED_LOG");
+    FILE *f = log != NULL ? fopen(log, "a") : NULL;
+    if (f != NULL) {
+        fprintf(f, "%s\n", why);
+        fclose(f);
+    }
+    return EXIT_UNIMPLEMENTED;
+}
+
+static SSL_CTX *setup_ctx(const struct config *cfg)
+{
+    SSL_CTX *ctx = SSL_CTX_new(cfg->is_server ? TLS_server_method() : TLS_client_method());
+    if (ctx == NULL)
+        return NULL;
+    const SSL_QUIC_METHOD *m = use_quictls_secrets ? &quictls_method : &split_method;
+    if (!SSL_CTX_set_quic_method(ctx, m))
+        goto err;
+    /* With -use-old-client-cert-callback the certificate comes from the callback. */
+    int install = !cfg->use_old_client_cert_callback;
+    if (install && cfg->cert_file != NULL &&
+        SSL_CTX_use_certificate_chain_file(ctx, cfg->cert_file) != 1)
+        goto err;
+    if (install && cfg->key_file != NULL &&
+        SSL_CTX_use_PrivateKey_file(ctx, cfg->key_file, SSL_FILETYPE_PEM) != 1)
+        goto err;
+    if (cfg->trust_cert != NULL && !SSL_CTX_load_verify_locations(ctx, cfg->trust_cert, NULL))
+        goto err;
+    if (cfg->cipher != NULL && !SSL_CTX_set_cipher_list(ctx, cfg->cipher))
+        goto err;
+    if (cfg->select_alpn != NULL || cfg->decline_alpn || cfg->reject_alpn ||
+        cfg->select_empty_alpn)
+        SSL_CTX_set_alpn_select_cb(ctx, alpn_select_cb, NULL);
+    if (cfg->expect_server_name != NULL)
+        SSL_CTX_set_tlsext_servername_callback(ctx, servername_cb);
+    if (have_sessions()) {
+        if (!cfg->is_server) {
+            SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT);
+            SSL_CTX_sess_set_new_cb(ctx, new_session_cb);
+        }
+    }
+    if (cfg->use_ticket_callback)
+        SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, ticket_key_cb);
+    if (cfg->use_old_client_cert_callback)
+        SSL_CTX_set_client_cert_cb(ctx, client_cert_cb);
+    return ctx;
+err:
+    SSL_CTX_free(ctx);
+    return NULL;
+}
+
+static SSL *new_ssl(SSL_CTX *ctx, struct conn *c, SSL_SESSION *session)
+{
+    const struct config *cfg = c->cfg;
+    SSL *ssl = SSL_new(ctx);
+    if (ssl == NULL)
+        return NULL;
+    c->ssl = ssl;
+    SSL_set_app_data(ssl, c);
+    if (cfg->is_server)
+        SSL_set_accept_state(ssl);
+    else
+        SSL_set_connect_state(ssl);
+    if (cfg->min_version != 0 && !SSL_set_min_proto_version(ssl, cfg->min_version))
+        return NULL;
+    if (cfg->max_version != 0 && !SSL_set_max_proto_version(ssl, cfg->max_version))
+        return NULL;
+    if (cfg->quic_use_legacy_codepoint != -1)
+        SSL_set_quic_use_legacy_codepoint(ssl, cfg->quic_use_legacy_codepoint);
+    if (cfg->quic_tp.set && !SSL_set_quic_transport_params(ssl, cfg->quic_tp.p, cfg->quic_tp.n))
+        return NULL;
+    if (cfg->advertise_alpn != NULL &&
+        SSL_set_alpn_protos(ssl, (const unsigned char *)cfg->advertise_alpn,
+                            (unsigned int)strlen(cfg->advertise_alpn)) != 0)
+        return NULL;
+    if (cfg->host_name != NULL && !SSL_set_tlsext_host_name(ssl, cfg->host_name))
+        return NULL;
+    int mode = SSL_VERIFY_NONE;
+    if (cfg->require_any_client_certificate)
+        mode = SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+    if (cfg->verify_peer)
+        mode = SSL_VERIFY_PEER;
+    SSL_set_verify(ssl, mode, verify_cb);
+    if (cfg->srtp_profiles != NULL && SSL_set_tlsext_use_srtp(ssl, cfg->srtp_profiles) != 0)
+        return NULL;
+    if (cfg->enable_early_data)
+        SSL_set_quic_early_data_enabled(ssl, 1);
+    if (cfg->quic_early_data_context != NULL &&
+        !SSL_set_quic_early_data_context(ssl, (const uint8_t *)cfg->quic_early_data_context,
+                                         strlen(cfg->quic_early_data_context)))
+        return NULL;
+    if (session != NULL && !SSL_set_session(ssl, session))
+        return NULL;
+    return ssl;
+}
+
+static int connect_to_runner(const struct config *cfg)
+{
+    int families[2] = {AF_INET6, AF_INET};
+    int n = cfg->ipv6 ? 1 : 2;
+    for (int i = 0; i < n; i++) {
+        int fd = socket(families[i], SOCK_STREAM, 0);
+        if (fd < 0)
+            continue;
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        struct sockaddr_storage ss;
+        socklen_t len;
+        memset(&ss, 0, sizeof(ss));
+        if (families[i] == AF_INET6) {
+            struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+            s6->sin6_family = AF_INET6;
+            s6->sin6_port = htons((uint16_t)cfg->port);
+            s6->sin6_addr = in6addr_loopback;
+            len = sizeof(*s6);
+        } else {
+            struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+            s4->sin_family = AF_INET;
+            s4->sin_port = htons((uint16_t)cfg->port);
+            s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            len = sizeof(*s4);
+        }
+        if (connect(fd, (struct sockaddr *)&ss, len) == 0) {
+            if (cfg->shim_id_set) {
+                uint8_t id[8];
+                for (int b = 0; b < 8; b++)
+                    id[b] = (uint8_t)(cfg->shim_id >> (8 * b));
+                if (!write_all(fd, id, 8)) {
+                    close(fd);
+                    return -1;
+                }
+            }
+            return fd;
+        }
+        close(fd);
+    }
+    perror("connect");
+    return -1;
+}
+
+static void close_socket(int fd)
+{
+    /* Half-close and drain, as BoringSSL's shim does, so the runner sees a clean end. */
+    shutdown(fd, SHUT_WR);
+    uint8_t buf[1024];
+    while (recv(fd, buf, sizeof(buf), 0) > 0) {
+    }
+    close(fd);
+}
+
+/* ------------------------------------------------------------------ */
+/* Running a connection                                                */
+/* ------------------------------------------------------------------ */
+
+static int write_app_data(struct conn *c, const uint8_t *p, size_t n)
+{
+    int level = LEVEL_APP;
+    if (!c->cfg->is_server && !SSL_is_init_finished(c->ssl) && c->wr[LEVEL_EARLY].set)
+        level = LEVEL_EARLY;
+    return write_record(c, level, RT_APP_DATA, p, n);
+}
+
+static int echo(struct conn *c, uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] ^= 0xff;
+    return write_app_data(c, p, n);
+}
+
+/*
+ * During the handshake: one record from the runner. Handshake records go to
+ * SSL_provide_quic_data; 0-RTT application data (server) is kept to be
+ * echoed as half-RTT data. Returns 1, or 0 on failure.
+ */
+static int read_handshake_record(struct conn *c)
+{
+    uint8_t type;
+    int level;
+    size_t len;
+    int r = read_header(c, &type, &level, &len);
+    if (r <= 0) {
+        if (r == 0)
+            fail_note(c, "the runner closed the connection during the handshake");
+        return 0;
+    }
+    uint8_t *buf = read_payload(c, len);
+    if (buf == NULL)
+        return 0;
+    if (type == RT_APP_DATA && level == LEVEL_EARLY && c->cfg->is_server) {
+        uint8_t *nb = realloc(c->early_in, c->early_in_len + len);
+        if (nb == NULL) {
+            free(buf);
+            return 0;
+        }
+        memcpy(nb + c->early_in_len, buf, len);
+        c->early_in = nb;
+        c->early_in_len += len;
+        free(buf);
+        /* Half-RTT: answer as soon as the 1-RTT write key is there. */
+        if (c->wr[LEVEL_APP].set) {
+            int ok = echo(c, c->early_in, c->early_in_len);
+            free(c->early_in);
+            c->early_in = NULL;
+            c->early_in_len = 0;
+            return ok;
+        }
+        return 1;
+    }
+    if (type != RT_HANDSHAKE) {
+        if (type == RT_ALERT && len == 2)
+            fail_note(c, "the runner sent alert %d at level %s", buf[1], level_name(level));
+        else
+            fail_note(c, "unexpected record type %d at level %s during the handshake", type,
+                      level_name(level));
+        free(buf);
+        return 0;
+    }
+    if (level == LEVEL_INITIAL)
+        observe_initial(c, &c->initial_in, buf, len);
+    int ok = SSL_provide_quic_data(c->ssl, (OSSL_ENCRYPTION_LEVEL)level, buf, len);
+    free(buf);
+    return ok == 1;
+}
+
+static int do_handshake(struct conn *c)
+{
+    for (;;) {
+        int ret = SSL_do_handshake(c->ssl);
+        if (ret == 1)
+            return 1;
+        if (SSL_get_error(c->ssl, ret) != SSL_ERROR_WANT_READ)
+            return 0;
+        /* A client with 0-RTT keys writes its early data now. */
+        if (!c->cfg->is_server && c->wr[LEVEL_EARLY].set && !c->early_written) {
+            if (c->is_resume && c->cfg->expect_no_offer_early_data) {
+                fail_note(c, "Client unexpectedly offered early data.");
+                return 0;
+            }
+            if (c->cfg->shim_writes_first) {
+                if (!write_app_data(c, (const uint8_t *)"hello", 5))
+                    return 0;
+            }
+            c->early_written = 1;
+        }
+        if (!read_handshake_record(c))
+            return 0;
+    }
+}
+
+/*
+ * After the handshake: the next application data, processing post-handshake
+ * messages (NewSessionTicket) on the way. Returns the byte count, 0 at EOF,
+ * -1 on failure.
+ */
+static long read_app_data(struct conn *c, uint8_t *out, size_t max)
+{
+    if (c->pending_len > c->pending_off) {
+        size_t n = c->pending_len - c->pending_off;
+        if (n > max)
+            n = max;
+        memcpy(out, c->pending + c->pending_off, n);
+        c->pending_off += n;
+        return (long)n;
+    }
+    for (;;) {
+        uint8_t type;
+        int level;
+        size_t len;
+        int r = read_header(c, &type, &level, &len);
+        if (r <= 0)
+            return r;
+        uint8_t *buf = read_payload(c, len);
+        if (buf == NULL)
+            return -1;
+        if (type == RT_APP_DATA && len == 0) {
+            free(buf); /* an empty record is not the end of the stream */
+            continue;
+        }
+        if (type == RT_APP_DATA) {
+            free(c->pending);
+            c->pending = buf;
+            c->pending_len = len;
+            c->pending_off = 0;
+            return read_app_data(c, out, max);
+        }
+        if (type != RT_HANDSHAKE) {
+            if (type == RT_ALERT && len == 2)
+                fail_note(c, "the runner sent alert %d at level %s", buf[1], level_name(level));
+            else
+                fail_note(c, "unexpected record type %d at level %s", type, level_name(level));
+            free(buf);
+            return -1;
+        }
+        int ok = SSL_provide_quic_data(c->ssl, (OSSL_ENCRYPTION_LEVEL)level, buf, len);
+        free(buf);
+        if (ok != 1)
+            return -1;
+        if (SSL_process_quic_post_handshake(c->ssl) != 1)
+            return -1;
+    }
+}
+
+static int load_chain(const char *file, X509 **leaf, STACK_OF(X509) **chain)
+{
+    FILE *f = fopen(file, "r");
+    if (f == NULL)
+        return 0;
+    *leaf = PEM_read_X509(f, NULL, NULL, NULL);
+    *chain = sk_X509_new_null();
+    X509 *x;
+    while ((x = PEM_read_X509(f, NULL, NULL, NULL)) != NULL)
+        sk_X509_push(*chain, x);
+    ERR_clear_error();
+    fclose(f);
+    return *leaf != NULL && *chain != NULL;
+}
+
+static int check_peer_cert_file(struct conn *c)
+{
+    const struct config *cfg = c->cfg;
+    X509 *leaf = NULL;
+    STACK_OF(X509) *want = NULL;
+    int ok = 0;
+    if (!load_chain(cfg->expect_peer_cert_file, &leaf, &want)) {
+        fail_note(c, "cannot read %s", cfg->expect_peer_cert_file);
+        goto out;
+    }
+    /* Clients report a chain with the leaf, servers without (OpenSSL and BoringSSL alike). */
+    if (!cfg->is_server) {
+        X509_up_ref(leaf);
+        sk_X509_unshift(want, leaf);
+    }
+    X509 *got = SSL_get1_peer_certificate != NULL ? SSL_get1_peer_certificate(c->ssl) : NULL;
+    STACK_OF(X509) *chain = SSL_get_peer_cert_chain(c->ssl);
+    if (got == NULL || X509_cmp(got, leaf) != 0) {
+        fail_note(c, "Received a different leaf certificate than expected.");
+        X509_free(got);
+        goto out;
+    }
+    X509_free(got);
+    if (sk_X509_num(chain) != sk_X509_num(want)) {
+        fail_note(c, "Received a chain of length %d instead of %d.", sk_X509_num(chain),
+                  sk_X509_num(want));
+        goto out;
+    }
+    for (int i = 0; i < sk_X509_num(chain); i++)
+        if (X509_cmp(sk_X509_value(chain, i), sk_X509_value(want, i)) != 0) {
+            fail_note(c, "Chain certificate %d did not match.", i + 1);
+            goto out;
+        }
+    ok = 1;
+out:
+    X509_free(leaf);
+    sk_X509_pop_free(want, X509_free);
+    return ok;
+}
+
+/* BoringSSL's CheckHandshakeProperties, for what qtls exposes. */
+static int check_handshake(struct conn *c)
+{
+    const struct config *cfg = c->cfg;
+    SSL *ssl = c->ssl;
+    if (SSL_get_current_cipher(ssl) == NULL) {
+        fail_note(c, "null cipher after handshake");
+        return 0;
+    }
+    if (cfg->expect_version != 0 && SSL_version(ssl) != cfg->expect_version) {
+        fail_note(c, "want version %04x, got %04x", cfg->expect_version, SSL_version(ssl));
+        return 0;
+    }
+    if (have_sessions()) {
+        int expect_resume = c->is_resume && !cfg->expect_session_miss;
+        if (!!SSL_session_reused(ssl) != expect_resume) {
+            fail_note(c, "session unexpectedly was%s reused", SSL_session_reused(ssl) ? "" : " not");
+            return 0;
+        }
+    }
+    if (cfg->expect_server_name != NULL) {
+        const char *name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+        if (name == NULL || strcmp(name, cfg->expect_server_name) != 0) {
+            fail_note(c, "servername mismatch (got %s; want %s)", name ? name : "(null)",
+                      cfg->expect_server_name);
+            return 0;
+        }
+    }
+    /* The server reports what its callback selected; the client what the test expects. */
+    const char *want_alpn = cfg->is_server ? cfg->select_alpn : cfg->expect_alpn;
+    if (want_alpn == NULL)
+        want_alpn = "";
+    const unsigned char *alpn;
+    unsigned int alpn_len;
+    SSL_get0_alpn_selected(ssl, &alpn, &alpn_len);
+    if (alpn_len != strlen(want_alpn) || memcmp(alpn, want_alpn, alpn_len) != 0) {
+        fail_note(c, "negotiated alpn proto mismatch (got '%.*s', want '%s')", (int)alpn_len,
+                  alpn ? (const char *)alpn : "", want_alpn);
+        return 0;
+    }
+    if (cfg->expect_quic_tp.set && cfg->expect_quic_tp.n > 0) {
+        const uint8_t *tp;
+        size_t tp_len;
+        SSL_get_peer_quic_transport_params(ssl, &tp, &tp_len);
+        if (tp_len != cfg->expect_quic_tp.n || memcmp(tp, cfg->expect_quic_tp.p, tp_len) != 0) {
+            fail_note(c, "QUIC transport params mismatch");
+            return 0;
+        }
+    }
+    if (cfg->expect_accept_early_data || cfg->expect_reject_early_data) {
+        int accepted = SSL_get_early_data_status(ssl) == SSL_EARLY_DATA_ACCEPTED;
+        if ((cfg->expect_accept_early_data && !accepted) ||
+            (cfg->expect_reject_early_data && accepted)) {
+            fail_note(c, "Early data was%s accepted, but we expected the opposite",
+                      accepted ? "" : " not");
+            return 0;
+        }
+    }
+    if (cfg->expect_early_data_reason != NULL) {
+        int accepted = SSL_get_early_data_status != NULL &&
+                       SSL_get_early_data_status(ssl) == SSL_EARLY_DATA_ACCEPTED;
+        const char *reason = accepted ? "accept" : !cfg->enable_early_data ? "disabled" : "?";
+        if (strcmp(reason, cfg->expect_early_data_reason) != 0) {
+            fail_note(c, "Early data reason was \"%s\", expected \"%s\"", reason,
+                      cfg->expect_early_data_reason);
+            return 0;
+        }
+    }
+    if (!cfg->is_server || cfg->require_any_client_certificate) {
+        if (SSL_get_peer_cert_chain(ssl) == NULL) {
+            fail_note(c, "Received no peer certificate but expected one.");
+            return 0;
+        }
+    }
+    if (cfg->expect_verify_result) {
+        long want = cfg->verify_fail ? X509_V_ERR_APPLICATION_VERIFICATION : X509_V_OK;
+        if (SSL_get_verify_result(ssl) != want) {
+            fail_note(c, "Wrong certificate verification result (%ld, want %ld)",
+                      SSL_get_verify_result(ssl), want);
+            return 0;
+        }
+    }
+    if (cfg->expect_peer_cert_file != NULL && !check_peer_cert_file(c))
+        return 0;
+    if ((cfg->expect_hrr && !c->saw_hrr) || (cfg->expect_no_hrr && c->saw_hrr)) {
+        fail_note(c, "Got %sHRR, but wanted opposite.", c->saw_hrr ? "" : "no ");
+        return 0;
+    }
+    /*
+     * -expect-(no-)session-id: BoringSSL checks them on servers through the
+     * new-session callback, which TLS 1.3 servers there never call; OpenSSL-style
+     * servers may call it for tickets, so the shim does not check them.
+     */
+    return 1;
+}
+
+/*
+ * One connection: handshake, checks, the echo loop, and the session for the
+ * next one. Returns 1 on success, 0 on failure, -1 if it turned out to need
+ * something qtls does not do.
+ */
+static int do_connection(SSL_CTX *ctx, const struct config *cfg, const struct config *retry_cfg,
+                         int is_resume, SSL_SESSION *offer, SSL_SESSION **out_session)
+{
+    struct conn c;
+    memset(&c, 0, sizeof(c));
+    c.cfg = cfg;
+    c.is_resume = is_resume;
+    c.fd = connect_to_runner(cfg);
+    if (c.fd < 0)
+        return 0;
+    int ok = 0;
+    if (new_ssl(ctx, &c, offer) == NULL) {
+        fail_note(&c, "setting up the SSL failed");
+        goto out;
+    }
+    if (!do_handshake(&c))
+        goto out;
+
+    /* A client whose 0-RTT was rejected goes on under the retry configuration. */
+    if (!cfg->is_server && is_resume && cfg->expect_reject_early_data) {
+        if (SSL_get_early_data_status(c.ssl) == SSL_EARLY_DATA_ACCEPTED) {
+            fail_note(&c, "0-RTT exchange unexpectedly succeeded.");
+            goto out;
+        }
+        if (!check_handshake(&c))
+            goto out;
+        const char *why = blocker(retry_cfg, 1);
+        if (why != NULL) {
+            unimplemented(why);
+            ok = -1;
+            goto out;
+        }
+        c.cfg = cfg = retry_cfg;
+    }
+    if (!check_handshake(&c))
+        goto out;
+
+    if (cfg->export_keying_material > 0) {
+        size_t n = (size_t)cfg->export_keying_material;
+        uint8_t *km = malloc(n);
+        const char *label = cfg->export_label ? cfg->export_label : "";
+        const char *context = cfg->export_context ? cfg->export_context : "";
+        if (km == NULL ||
+            !SSL_export_keying_material(c.ssl, km, n, label, strlen(label),
+                                        (const unsigned char *)context, strlen(context),
+                                        cfg->use_export_context)) {
+            fail_note(&c, "failed to export keying material");
+            free(km);
+            goto out;
+        }
+        int w = write_app_data(&c, km, n);
+        free(km);
+        if (!w)
+            goto out;
+    }
+
+    if (cfg->send_alert) {
+        if (SSL_send_fatal_alert(c.ssl, SSL_AD_DECOMPRESSION_FAILURE) < 0)
+            goto out;
+        ok = 1;
+        goto out;
+    }
+
+    /* Early data already carried the client's first write. */
+    if (cfg->shim_writes_first && !(is_resume && c.early_written)) {
+        if (!write_app_data(&c, (const uint8_t *)"hello", 5))
+            goto out;
+    }
+    if (c.early_in_len > 0) {
+        if (!echo(&c, c.early_in, c.early_in_len))
+            goto out;
+        c.early_in_len = 0;
+    }
+
+    size_t read_size = cfg->read_size > 0 ? (size_t)cfg->read_size : 512;
+    uint8_t *buf = malloc(read_size);
+    if (buf == NULL)
+        goto out;
+    for (;;) {
+        long n = read_app_data(&c, buf, read_size);
+        if (n == 0)
+            break; /* the runner closed: done */
+        if (n < 0) {
+            free(buf);
+            goto out;
+        }
+        if (!echo(&c, buf, (size_t)n)) {
+            free(buf);
+            goto out;
+        }
+    }
+    free(buf);
+
+    /* TLS 1.3 clients get their sessions after the handshake. */
+    if (!cfg->is_server && have_sessions()) {
+        int expect_new = !cfg->expect_no_session && !cfg->shim_shuts_down;
+        if (expect_new != c.got_new_session) {
+            fail_note(&c, "new session was%s cached, but we expected the opposite",
+                      c.got_new_session ? "" : " not");
+            goto out;
+        }
+        if (expect_new && SSL_SESSION_get_max_early_data != NULL) {
+            int early = SSL_SESSION_get_max_early_data(c.new_session) != 0;
+            if (early != cfg->expect_ticket_supports_early_data) {
+                fail_note(&c, "new session did%s support early data, but we expected the opposite",
+                          early ? "" : " not");
+                goto out;
+            }
+        }
+    }
+    if (out_session != NULL) {
+        *out_session = c.new_session;
+        c.new_session = NULL;
+    }
+    ok = 1;
+out:
+    if (ok == 0) {
+        if (c.failure[0] != '\0')
+            fprintf(stderr, "%s\n", c.failure);
+        if (c.ssl != NULL) {
+            int e = SSL_get_error(c.ssl, -1);
+            if (e != SSL_ERROR_NONE && e != SSL_ERROR_SSL)
+                fprintf(stderr, "SSL error: %d\n", e);
+        }
+    }
+    if (c.new_session != NULL)
+        SSL_SESSION_free(c.new_session);
+    SSL_free(c.ssl);
+    close_socket(c.fd);
+    free(c.initial_in.buf);
+    free(c.initial_out.buf);
+    free(c.early_in);
+    free(c.pending);
+    return ok;
+}
+
+static void done_marker(void)
+{
+    /* Anything after this line is tool output (sanitizers), as in BoringSSL's shim. */
+    fprintf(stderr, "--- DONE ---\n");
+}
+
+int main(int argc, char **argv)
+{
+    signal(SIGPIPE, SIG_IGN);
+    atexit(done_marker);
+    const char *mode = getenv("QTLS_BOGO_SECRETS");
+    use_quictls_secrets = mode != NULL && strcmp(mode, "quictls") == 0;
+
+    static struct config initial, resume, retry;
+    config_defaults(&initial);
+    config_defaults(&resume);
+    config_defaults(&retry);
+    int p = parse_config(argc, argv, &initial, &resume, &retry);
+    if (p < 0)
+        return EXIT_UNIMPLEMENTED;
+    if (p == 0)
+        return 1;
+    if (initial.is_handshaker_supported) {
+        printf("No\n");
+        return 0;
+    }
+    const char *why = blocker(&initial, 0);
+    if (why != NULL)
+        return unimplemented(why);
+
+    SSL_CTX *ctx = NULL;
+    SSL_SESSION *session = NULL;
+    int rc = 0;
+    for (int i = 0; i <= initial.resume_count; i++) {
+        int is_resume = i > 0;
+        const struct config *cfg = is_resume ? &resume : &initial;
+        if (is_resume && (why = blocker(cfg, 1)) != NULL) {
+            rc = unimplemented(why);
+            break;
+        }
+        /* One context for all connections: it holds the server's ticket keys. */
+        if (ctx == NULL && (ctx = setup_ctx(cfg)) == NULL) {
+            ERR_print_errors_fp(stderr);
+            rc = 1;
+            break;
+        }
+        if (is_resume && !initial.is_server && session == NULL) {
+            fprintf(stderr, "No session to offer.\n");
+            rc = 1;
+            break;
+        }
+        SSL_SESSION *offer = session;
+        session = NULL;
+        int ok = do_connection(ctx, cfg, &retry, is_resume, offer, &session);
+        if (offer != NULL)
+            SSL_SESSION_free(offer);
+        if (ok < 0) {
+            rc = EXIT_UNIMPLEMENTED;
+            break;
+        }
+        if (!ok) {
+            fprintf(stderr, "Connection %d failed.\n", i + 1);
+            ERR_print_errors_fp(stderr);
+            rc = 1;
+            break;
+        }
+    }
+    if (session != NULL)
+        SSL_SESSION_free(session);
+    SSL_CTX_free(ctx);
+    return rc;
+}
