@@ -13,6 +13,8 @@
  * application), that the transport parameters and SNI crossed, that ALPN
  * "h3" was selected on both sides, and that the server certificate verified
  * on the client (GnuTLS against ca.pem and "localhost", qtls likewise).
+ * Post-handshake messages (NewSessionTicket) from either server must be
+ * taken in whole by the client; the GnuTLS client records a qtls ticket.
  *
  * Resumption and 0-RTT are left out: qtls does not implement them yet; they
  * come with the sessions work (and GnuTLS 3.7.9 cannot do 0-RTT after a
@@ -113,6 +115,8 @@ struct gt_side {
     int client_hellos, hello_retry_requests, tickets;
     int done;
     int last_error;
+    size_t post_bytes;   /* post-handshake bytes qtls sent it (application level) */
+    int post_incomplete; /* the last gnutls_handshake_write wanted more (GNUTLS_E_AGAIN) */
 };
 
 struct interop {
@@ -450,7 +454,9 @@ static int qtls_to_gnutls(struct interop *t)
             size_t n = piece(len - off, chunk);
             int r = gnutls_handshake_write(t->g.session, (gnutls_record_encryption_level_t)l,
                                            buf + off, n);
-            if (r < 0) {
+            /* After the handshake, a partial message is GNUTLS_E_AGAIN (ngtcp2 reads on). */
+            t->g.post_incomplete = r == GNUTLS_E_AGAIN;
+            if (r < 0 && gnutls_error_is_fatal(r)) {
                 t->g.last_error = r;
                 free(buf);
                 return stop(t, "gnutls_handshake_write(%s, %zu bytes at %zu) failed: %s",
@@ -464,6 +470,8 @@ static int qtls_to_gnutls(struct interop *t)
         }
         free(buf);
         moved |= len > 0;
+        if (l == ssl_encryption_application)
+            t->g.post_bytes += len;
     }
     return moved;
 }
@@ -665,6 +673,15 @@ static void interop_completes(void **state)
     }
     assert_server_signature(t);
 
+    /* Whatever qtls sent after the handshake (tickets), GnuTLS took in whole. */
+    assert_false(t->g.post_incomplete);
+    if (c->qtls_is_server && t->g.post_bytes > 0) {
+        unsigned flags = gnutls_session_get_flags(t->g.session);
+        print_message("    qtls server sent %zu bytes after the handshake; GnuTLS %s a ticket\n",
+                      t->g.post_bytes,
+                      flags & GNUTLS_SFLAGS_SESSION_TICKET ? "received" : "did not receive");
+        assert_true(flags & GNUTLS_SFLAGS_SESSION_TICKET);
+    }
     if (c->gnutls_server_tickets) {
         /* qtls processed it in SSL_process_quic_post_handshake (run() checks the result). */
         print_message("    GnuTLS server sent %d NewSessionTicket(s)\n", t->g.tickets);
