@@ -60,6 +60,11 @@ static int ctx_set_defaults(SSL_CTX *ctx)
     ctx->session_cache_mode = SSL_SESS_CACHE_SERVER;
     ctx->max_cert_list = SSL_MAX_CERT_LIST_DEFAULT;
     ctx->verify_mode = SSL_VERIFY_NONE;
+    /* tls1_default_timeout's 2 hours and 3.0's two tickets per handshake (session.c, ticket.c) */
+    ctx->session_timeout = 7200;
+    ctx->num_tickets = 2;
+    ctx->session_cache_size = SSL_SESSION_CACHE_MAX_SIZE_DEFAULT;
+    ctx->recv_max_early_data = SSL3_RT_MAX_PLAIN_LENGTH;
     ctx->store = X509_STORE_new();
     ctx->param = X509_VERIFY_PARAM_new();
     if (ctx->store == NULL || ctx->param == NULL) {
@@ -128,6 +133,8 @@ void SSL_CTX_free(SSL_CTX *ctx)
     X509_VERIFY_PARAM_free(ctx->param);
     OPENSSL_free(ctx->alpn);
     cert_cfg_free(&ctx->cert);
+    ticket_keys_free(ctx->ticket_keys);
+    replay_filter_free(ctx->replay);
     OPENSSL_free(ctx);
 }
 
@@ -274,6 +281,29 @@ long SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)
         return old;
     case SSL_CTRL_GET_SESS_CACHE_MODE:
         return ctx->session_cache_mode;
+    case SSL_CTRL_SET_SESS_CACHE_SIZE:
+        /* Recorded and reported only: qtls keeps no session cache (session.c). */
+        if (larg < 0)
+            return 0;
+        old = ctx->session_cache_size;
+        ctx->session_cache_size = larg;
+        return old;
+    case SSL_CTRL_GET_SESS_CACHE_SIZE:
+        return ctx->session_cache_size;
+    case SSL_CTRL_SESS_NUMBER:
+    case SSL_CTRL_SESS_CONNECT:
+    case SSL_CTRL_SESS_CONNECT_GOOD:
+    case SSL_CTRL_SESS_CONNECT_RENEGOTIATE:
+    case SSL_CTRL_SESS_ACCEPT:
+    case SSL_CTRL_SESS_ACCEPT_GOOD:
+    case SSL_CTRL_SESS_ACCEPT_RENEGOTIATE:
+    case SSL_CTRL_SESS_HIT:
+    case SSL_CTRL_SESS_CB_HIT:
+    case SSL_CTRL_SESS_MISSES:
+    case SSL_CTRL_SESS_TIMEOUTS:
+    case SSL_CTRL_SESS_CACHE_FULL:
+        /* The cache statistics of an empty cache: qtls keeps none. */
+        return 0;
     case SSL_CTRL_SET_MAX_CERT_LIST:
         if (larg < 0)
             return 0;
@@ -310,6 +340,11 @@ long SSL_CTX_callback_ctrl(SSL_CTX *ctx, int cmd, void (*fp)(void))
     case SSL_CTRL_SET_TLSEXT_SERVERNAME_CB:
         ctx->servername_cb = (int (*)(SSL *, int *, void *))fp;
         return 1;
+    case SSL_CTRL_SET_TLSEXT_TICKET_KEY_CB:
+        /* The HMAC_CTX form, deprecated in 3.0: only the EVP_MAC_CTX form is implemented. */
+        ERR_raise_data(ERR_LIB_SSL, ERR_R_UNSUPPORTED,
+                       "use SSL_CTX_set_tlsext_ticket_key_evp_cb instead");
+        return 0;
     default:
         ERR_raise_data(ERR_LIB_SSL, ERR_R_PASSED_INVALID_ARGUMENT, "unsupported ctrl %d", cmd);
         return 0;

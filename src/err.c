@@ -166,6 +166,7 @@ static const ERR_STRING_DATA reasons[] = {
     R(QTLS_R_CHANGE_CIPHER_SPEC_NOT_ALLOWED, "change cipher spec not allowed in quic"),
     R(QTLS_R_UNSUPPORTED_GROUP, "unsupported group"),
     R(QTLS_R_HANDSHAKE_FAILED_BEFORE, "handshake failed before"),
+    R(QTLS_R_BAD_SESSION, "bad session encoding"),
     {0, NULL},
 };
 

@@ -40,6 +40,7 @@
 #define QTLS_R_CHANGE_CIPHER_SPEC_NOT_ALLOWED 912
 #define QTLS_R_UNSUPPORTED_GROUP 913
 #define QTLS_R_HANDSHAKE_FAILED_BEFORE 914
+#define QTLS_R_BAD_SESSION 920 /* d2i_SSL_SESSION / ticket plaintext that does not decode */
 
 /* Registers the reason strings once (called from OPENSSL_init_ssl). */
 void err_load_strings(void);
@@ -260,6 +261,11 @@ struct ssl_ctx_st {
     int (*client_cert_cb)(SSL *, X509 **, EVP_PKEY **);
     struct ticket_keys *ticket_keys; /* built-in rotating keys, made on first use */
     struct replay_filter *replay;    /* single-use 0-RTT tickets unless SSL_OP_NO_ANTI_REPLAY */
+    /* Stored and reported back only: stateless tickets need no internal cache (session.c). */
+    void (*remove_session_cb)(SSL_CTX *, SSL_SESSION *);
+    SSL_SESSION *(*get_session_cb)(SSL *, const unsigned char *, int, int *);
+    long session_cache_size;
+    uint32_t recv_max_early_data; /* QUIC bounds 0-RTT by flow control, not by this */
 };
 
 /*
@@ -290,6 +296,8 @@ struct ssl_session_st {
     X509 *peer;              /* the peer's leaf, if any */
     long verify_result;
     int not_resumable;
+    uint8_t id[SSL_MAX_SSL_SESSION_ID_LENGTH]; /* SSL_SESSION_set1_id; empty unless set */
+    size_t id_len;
 };
 
 /* session.c: the session encoding shared by i2d/d2i_SSL_SESSION and ticket plaintext. */
@@ -391,6 +399,10 @@ struct ssl_st {
     uint32_t max_early_data;
     uint8_t sid_ctx[SSL_MAX_SID_CTX_LENGTH];
     size_t sid_ctx_len;
+    uint32_t recv_max_early_data;
+    /* From the context; SSL_set_allow_early_data_cb replaces them for this connection. */
+    SSL_allow_early_data_cb_fn allow_early_data_cb;
+    void *allow_early_data_arg;
 
     /* Error state */
     int want_read;        /* the last SSL_do_handshake needs more data */

@@ -26,6 +26,13 @@ static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
     c->n_groups = ctx->n_groups;
     c->verify_mode = ctx->verify_mode;
     c->verify_cb = ctx->verify_cb;
+    c->num_tickets = ctx->num_tickets;
+    c->max_early_data = ctx->max_early_data;
+    c->recv_max_early_data = ctx->recv_max_early_data;
+    c->allow_early_data_cb = ctx->allow_early_data_cb;
+    c->allow_early_data_arg = ctx->allow_early_data_arg;
+    memcpy(c->sid_ctx, ctx->sid_ctx, sizeof(c->sid_ctx));
+    c->sid_ctx_len = ctx->sid_ctx_len;
     c->param = X509_VERIFY_PARAM_new();
     if (c->param == NULL || !X509_VERIFY_PARAM_inherit(c->param, ctx->param)) {
         ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
@@ -54,6 +61,7 @@ SSL *SSL_new(SSL_CTX *ctx)
     c->server = ctx->method->role != ROLE_CLIENT;
     c->phase = PHASE_BEFORE;
     c->verify_result = X509_V_OK;
+    c->early_data_status = SSL_EARLY_DATA_NOT_SENT;
     c->peer_tp_version = -1;
     c->quic_tp_version = 0;
     c->read_level = c->write_level = c->last_provided_level = ssl_encryption_initial;
@@ -84,6 +92,7 @@ void SSL_free(SSL *s)
     CRYPTO_free_ex_data(CRYPTO_EX_INDEX_SSL, s, &s->ex_data);
     hs_free(s);
     quic_free_buffers(s);
+    SSL_SESSION_free(s->session);
     OPENSSL_clear_free(s->local_tp, s->local_tp_len);
     OPENSSL_clear_free(s->peer_tp, s->peer_tp_len);
     OPENSSL_clear_free(s->early_data_context, s->early_data_context_len);
@@ -233,6 +242,15 @@ SSL_CTX *SSL_set_SSL_CTX(SSL *s, SSL_CTX *ctx)
 {
     if (ctx == NULL || ctx == s->ctx)
         return s->ctx;
+    /*
+     * As OpenSSL: a session ID context inherited from the old context follows the switch
+     * (tickets are then bound to the virtual host); one set on the connection stays.
+     */
+    if (s->sid_ctx_len == s->ctx->sid_ctx_len &&
+        memcmp(s->sid_ctx, s->ctx->sid_ctx, s->sid_ctx_len) == 0) {
+        memcpy(s->sid_ctx, ctx->sid_ctx, sizeof(s->sid_ctx));
+        s->sid_ctx_len = ctx->sid_ctx_len;
+    }
     SSL_CTX_up_ref(ctx);
     SSL_CTX_free(s->ctx);
     s->ctx = ctx;
