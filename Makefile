@@ -11,7 +11,7 @@ WARN     = -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CPPFLAGS = -Iinclude -Isrc -D_GNU_SOURCE -DOPENSSL_SUPPRESS_DEPRECATED
 ifeq ($(SANITIZE),1)
   OPT   = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-  BUILD := $(BUILD)-san
+  override BUILD := $(BUILD)-san
 endif
 CFLAGS_ALL = -std=c11 $(OPT) $(WARN) -fPIC $(CFLAGS)
 LIBCRYPTO  = $(shell pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)

@@ -65,6 +65,12 @@ void wr_close_vec(struct wr *w, size_t at, unsigned len_bytes);
 static inline int wr_ok(const struct wr *w) { return !w->failed; }
 /* Drops the first n bytes (consumed input), keeping the rest. */
 void wr_consume(struct wr *w, size_t n);
+/* Drops everything after the first len bytes (an abandoned message). */
+static inline void wr_truncate(struct wr *w, size_t len)
+{
+    if (len < w->len)
+        w->len = len;
+}
 /* Empties the writer, keeping its memory. */
 void wr_reset(struct wr *w);
 /* Frees the memory (cleansed first: writers may hold secrets). */

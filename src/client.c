@@ -68,6 +68,8 @@ static enum hs_wait do_send_client_hello(SSL *c)
         if (!crypto_random(c->client_random, sizeof(c->client_random)) || !make_key_share(c, g))
             return HS_ERROR;
     }
+    if (!psk_client_prepare(c))
+        return HS_ERROR;
     size_t at = msg_begin(c, ssl_encryption_initial, HT_CLIENT_HELLO);
     wr_u16(w, TLS1_2_VERSION);
     wr_bytes(w, c->client_random, sizeof(c->client_random));
@@ -81,7 +83,7 @@ static enum hs_wait do_send_client_hello(SSL *c)
     size_t exts = wr_open_vec(w, 2);
     ext_write_client_hello_extensions(c, w);
     wr_close_vec(w, exts, 2);
-    if (!msg_end(c, at))
+    if (!psk_fill_binder(c, at) || !msg_end(c, at) || !psk_client_after_hello(c))
         return HS_ERROR;
     c->hs->state = CS_READ_SERVER_HELLO;
     return HS_CONTINUE;
@@ -115,6 +117,7 @@ static enum hs_wait process_hello_retry_request(SSL *c, const struct ext_set *e,
         !transcript_hrr_restart(&hs->transcript) || !msg_consume(c, whole))
         return HS_ERROR;
     hs->hrr_done = 1;
+    hs->hrr_cipher = c->cipher;
     if (ext_has(e, EXT_KEY_SHARE)) {
         if (!rd_u16(&ks, &group_id) || !rd_empty(&ks))
             return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
@@ -153,7 +156,8 @@ static enum hs_wait process_server_hello(SSL *c, const struct ext_set *e, const 
     c->group_id = group_id;
     EVP_PKEY_free(hs->kex_key);
     hs->kex_key = NULL;
-    int ok = transcript_set_hash(&hs->transcript, c->cipher->hash) && msg_consume(c, whole) &&
+    int ok = psk_client_server_hello(c, e) &&
+             transcript_set_hash(&hs->transcript, c->cipher->hash) && msg_consume(c, whole) &&
              quic_set_read_level(c, ssl_encryption_handshake) &&
              hs_derive_handshake_secrets(c, ecdhe, n);
     OPENSSL_cleanse(ecdhe, sizeof(ecdhe));
@@ -192,7 +196,8 @@ static enum hs_wait do_read_server_hello(SSL *c)
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_DATA);
     const SSL_CIPHER *suite = suite_by_tls_id(suite_id);
     /* §4.1.4: the ServerHello must keep the suite of the HelloRetryRequest. */
-    if (suite == NULL || !offered_suite(c, suite) || (c->cipher != NULL && c->cipher != suite))
+    if (suite == NULL || !offered_suite(c, suite) ||
+        (c->hs->hrr_cipher != NULL && c->hs->hrr_cipher != suite))
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CIPHER_RETURNED);
     c->cipher = suite;
     c->version = TLS1_3_VERSION;
@@ -211,9 +216,11 @@ static enum hs_wait do_read_encrypted_extensions(SSL *c)
     if (!rd_vec16(&body, &exts) || !rd_empty(&body))
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (!ext_split(c, EM_EE, exts, c->hs->offered, &e) ||
-        !ext_process_encrypted_extensions(c, &e) || !msg_consume(c, &whole))
+        !ext_process_encrypted_extensions(c, &e) || !psk_client_encrypted_extensions(c, &e) ||
+        !msg_consume(c, &whole))
         return HS_ERROR;
-    c->hs->state = CS_READ_CERTIFICATE_REQUEST;
+    /* A resumed handshake authenticates with the PSK: no certificate messages (§2.2). */
+    c->hs->state = c->hs->resumed ? CS_READ_SERVER_FINISHED : CS_READ_CERTIFICATE_REQUEST;
     return HS_CONTINUE;
 }
 
@@ -296,18 +303,35 @@ static enum hs_wait do_read_server_finished(SSL *c)
     return HS_CONTINUE;
 }
 
+/* The configured certificate, or one from SSL_CTX_set_client_cert_cb (then owned by *tmp). */
+static const struct cert_cfg *client_certificate(SSL *c, struct cert_cfg *tmp)
+{
+    SSL_CTX *ctx = c->ctx;
+    if (ctx->cert.cert != NULL && ctx->cert.pkey != NULL)
+        return &ctx->cert;
+    if (ctx->client_cert_cb == NULL || ctx->client_cert_cb(c, &tmp->cert, &tmp->pkey) != 1)
+        return NULL;
+    if (tmp->cert == NULL || tmp->pkey == NULL || !X509_check_private_key(tmp->cert, tmp->pkey)) {
+        ERR_clear_error(); /* an unusable answer means no certificate, as in OpenSSL */
+        return NULL;
+    }
+    return tmp;
+}
+
 /* §4.4.2: our certificate if we have one the server can accept, else an empty one. */
 static enum hs_wait do_send_client_certificate(SSL *c)
 {
     struct hs *hs = c->hs;
-    const struct cert_cfg *cc = &c->ctx->cert;
+    struct cert_cfg tmp = {NULL, NULL, NULL};
+    const struct cert_cfg *cc = client_certificate(c, &tmp);
     uint16_t scheme = 0;
-    int have = cc->cert != NULL && cc->pkey != NULL &&
+    int have = cc != NULL &&
                cert_choose_scheme(cc->pkey, hs->peer_sigschemes, hs->n_peer_sigschemes, &scheme);
-    if (!msg_write_certificate(c, hs->cert_request_context.buf, hs->cert_request_context.len,
-                               have ? cc : NULL))
-        return HS_ERROR;
-    if (have && !msg_write_certificate_verify(c, cc->pkey, scheme))
+    int ok = msg_write_certificate(c, hs->cert_request_context.buf, hs->cert_request_context.len,
+                                   have ? cc : NULL) &&
+             (!have || msg_write_certificate_verify(c, cc->pkey, scheme));
+    cert_cfg_free(&tmp);
+    if (!ok)
         return HS_ERROR;
     hs->state = CS_SEND_CLIENT_FINISHED;
     return HS_CONTINUE;

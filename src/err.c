@@ -161,7 +161,7 @@ static const ERR_STRING_DATA reasons[] = {
     R(QTLS_R_QUIC_CALLBACK_FAILED, "quic callback failed"),
     R(QTLS_R_INCONSISTENT_CLIENT_HELLO, "inconsistent client hello"),
     R(QTLS_R_MISSING_EXTENSION, "missing extension"),
-    R(QTLS_R_ALPN_NOT_OFFERED, "alpn not offered"),
+    R(QTLS_R_INVALID_ALPN_PROTOCOL, "invalid alpn protocol"),
     R(QTLS_R_NO_QUIC_METHOD, "no quic method set"),
     R(QTLS_R_CHANGE_CIPHER_SPEC_NOT_ALLOWED, "change cipher spec not allowed in quic"),
     R(QTLS_R_UNSUPPORTED_GROUP, "unsupported group"),

@@ -43,9 +43,26 @@ static int ext_index(uint16_t type)
     return -1;
 }
 
+/* §4.2: no extension type twice in one block, known or not. */
+static int has_duplicates(struct rd list)
+{
+    uint8_t seen[65536 / 8] = {0};
+    uint16_t type;
+    struct rd body;
+    while (rd_u16(&list, &type) && rd_vec16(&list, &body)) {
+        if (seen[type / 8] & (1u << (type % 8)))
+            return 1;
+        seen[type / 8] |= (uint8_t)(1u << (type % 8));
+    }
+    return 0;
+}
+
 int ext_split(SSL *c, enum ext_msg msg, struct rd list, uint32_t offered, struct ext_set *out)
 {
-    int is_request = msg == EM_CH || msg == EM_CR;
+    if (has_duplicates(list))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DUPLICATE_EXTENSION);
+    /* NewSessionTicket extensions answer nothing: like requests, unknown ones are ignored. */
+    int is_request = msg == EM_CH || msg == EM_CR || msg == EM_NST;
     memset(out, 0, sizeof(*out));
     while (!rd_empty(&list)) {
         uint16_t type;
@@ -61,8 +78,6 @@ int ext_split(SSL *c, enum ext_msg msg, struct rd list, uint32_t offered, struct
                 continue; /* §4.2: unknown extensions in requests are ignored */
             return qtls_fail(c, SSL_AD_UNSUPPORTED_EXTENSION, SSL_R_UNSOLICITED_EXTENSION);
         }
-        if (ext_has(out, i))
-            return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, QTLS_R_DUPLICATE_EXTENSION);
         if (!(ext_table[i].allowed & msg))
             return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, QTLS_R_UNEXPECTED_EXTENSION);
         /* §4.2: a response may only carry what the client offered. */
@@ -167,6 +182,7 @@ void ext_write_client_hello_extensions(SSL *c, struct wr *w)
         if (c->quic_tp_version != TLSEXT_TYPE_quic_transport_parameters)
             write_transport_params(c, w, EXT_QUIC_TP_DRAFT, off);
     }
+    psk_write_client_extensions(c, w); /* pre_shared_key must be last (§4.2.11) */
 }
 
 /* ---- EncryptedExtensions (client side) ---- */
@@ -186,7 +202,7 @@ static int client_take_alpn(SSL *c, struct rd body)
             return 1;
         }
     }
-    return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, QTLS_R_ALPN_NOT_OFFERED);
+    return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, QTLS_R_INVALID_ALPN_PROTOCOL);
 }
 
 int ext_process_encrypted_extensions(SSL *c, const struct ext_set *e)
@@ -254,9 +270,10 @@ static int server_select_alpn(SSL *c, const struct ext_set *e)
             return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (ctx->alpn_select_cb == NULL ||
         ctx->alpn_select_cb(c, &out, &out_len, list.p, (unsigned)list.n,
-                            ctx->alpn_select_arg) != SSL_TLSEXT_ERR_OK ||
-        out == NULL || out_len == 0)
+                            ctx->alpn_select_arg) != SSL_TLSEXT_ERR_OK)
         return qtls_fail(c, SSL_AD_NO_APPLICATION_PROTOCOL, SSL_R_NO_APPLICATION_PROTOCOL);
+    if (out == NULL || out_len == 0) /* the callback said yes to nothing */
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, QTLS_R_INVALID_ALPN_PROTOCOL);
     memcpy(c->alpn_selected, out, out_len);
     c->alpn_selected_len = out_len;
     return 1;
@@ -302,6 +319,10 @@ void ext_write_encrypted_extensions(SSL *c, struct wr *w)
     wr_close_vec(w, name, 1);
     wr_close_vec(w, list, 2);
     ext_close(w, at);
+    if (c->early_data_status == SSL_EARLY_DATA_ACCEPTED) {
+        wr_u16(w, ext_codepoint(EXT_EARLY_DATA));
+        wr_u16(w, 0);
+    }
     if (c->local_tp_len == 0)
         return; /* quictls: nothing set, nothing sent; the client will fail */
     if (c->hs->tp_codepoint_reply & 1)

@@ -233,25 +233,11 @@ int SSL_export_keying_material(SSL *s, unsigned char *out, size_t olen, const ch
 
 /* ---- after the handshake ---- */
 
-/* RFC 8446 §4.6.1 NewSessionTicket: checked for shape; sessions are not kept yet. */
-static int check_new_session_ticket(SSL *c, struct rd body)
-{
-    uint32_t lifetime, age_add;
-    struct rd nonce, ticket, exts;
-    struct ext_set e;
-    if (!rd_u32(&body, &lifetime) || !rd_u32(&body, &age_add) || !rd_vec8(&body, &nonce) ||
-        !rd_vec16(&body, &ticket) || !rd_vec16(&body, &exts) || !rd_empty(&body) ||
-        ticket.n == 0)
-        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-    uint32_t all = ~0u; /* NST extensions are not responses: anything allowed there may come */
-    return ext_split(c, EM_NST, exts, all, &e);
-}
-
 /* One post-handshake message; the caller has read it. */
 static int post_handshake_message(SSL *c, uint8_t type, struct rd body)
 {
     if (type == HT_NEW_SESSION_TICKET && !c->server)
-        return check_new_session_ticket(c, body);
+        return psk_client_process_ticket(c, body);
     return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_UNEXPECTED_MESSAGE);
 }
 

@@ -35,7 +35,7 @@
 #define QTLS_R_QUIC_CALLBACK_FAILED 907
 #define QTLS_R_INCONSISTENT_CLIENT_HELLO 908
 #define QTLS_R_MISSING_EXTENSION 909
-#define QTLS_R_ALPN_NOT_OFFERED 910
+#define QTLS_R_INVALID_ALPN_PROTOCOL 910
 #define QTLS_R_NO_QUIC_METHOD 911
 #define QTLS_R_CHANGE_CIPHER_SPEC_NOT_ALLOWED 912
 #define QTLS_R_UNSUPPORTED_GROUP 913
@@ -181,6 +181,10 @@ QTLS_MUST_CHECK int ks_next_stage(enum qtls_hash h, const struct secret *prev,
 QTLS_MUST_CHECK int ks_finished(enum qtls_hash h, const struct secret *base, const uint8_t *thash,
                                 uint8_t *out);
 
+/* A PSK binder over the hash of the partial ClientHello (RFC 8446 §4.2.11.2). */
+QTLS_MUST_CHECK int ks_psk_binder(enum qtls_hash h, const struct secret *early,
+                                  const uint8_t *thash, uint8_t *out);
+
 /*
  * The running transcript. Until the hash is known (client before
  * ServerHello) the messages are buffered; transcript_set_hash hashes them.
@@ -195,6 +199,9 @@ QTLS_MUST_CHECK int transcript_add(struct transcript *t, const uint8_t *p, size_
 QTLS_MUST_CHECK int transcript_set_hash(struct transcript *t, enum qtls_hash h);
 /* The hash of everything so far (the transcript keeps running). */
 QTLS_MUST_CHECK int transcript_hash(struct transcript *t, uint8_t *out);
+/* The hash of the transcript followed by `extra` (a partial message), with hash h. */
+QTLS_MUST_CHECK int transcript_hash_with(struct transcript *t, enum qtls_hash h,
+                                         const uint8_t *extra, size_t extra_len, uint8_t *out);
 /* After HelloRetryRequest: replaces ClientHello1 with message_hash (RFC 8446 §4.4.1). */
 QTLS_MUST_CHECK int transcript_hrr_restart(struct transcript *t);
 void transcript_free(struct transcript *t);
@@ -563,6 +570,15 @@ struct hs {
     uint16_t peer_sigschemes[64];
     size_t n_peer_sigschemes;
     uint16_t tp_codepoint_reply; /* which codepoint(s) to answer in: bit 0 = 0x39, bit 1 = 0xffa5 */
+
+    /* Resumption and 0-RTT (resumption.c) */
+    int resumed;                   /* the PSK was accepted */
+    int psk_offered;               /* client: pre_shared_key sent */
+    int early_data_offered;        /* client: early_data sent */
+    int psk_dhe_ke;                /* server: the client allows psk_dhe_ke */
+    const SSL_CIPHER *hrr_cipher;  /* client: the suite of the HelloRetryRequest */
+    struct secret client_early;    /* client_early_traffic_secret */
+    uint16_t psk_identity;         /* server: the identity accepted */
 };
 
 /* Starts the handshake state (client or server) on the first SSL_do_handshake. */
@@ -604,6 +620,28 @@ QTLS_MUST_CHECK int hs_derive_handshake_secrets(SSL *c, const uint8_t *ecdhe, si
 QTLS_MUST_CHECK int hs_derive_application_secrets(SSL *c);
 QTLS_MUST_CHECK int hs_derive_resumption_secret(SSL *c);
 void hs_keylog(SSL *c, const char *label, const struct secret *s);
+
+/* resumption.c: PSK resumption with tickets and 0-RTT (RFC 8446 §4.2.10, §4.2.11, §4.6.1). */
+/* Client: decides whether to offer c->session, and early data; computes the PSK early secret. */
+QTLS_MUST_CHECK int psk_client_prepare(SSL *c);
+/* Client: early_data and pre_shared_key (last) with a zero binder to fill. */
+void psk_write_client_extensions(SSL *c, struct wr *w);
+/* Client: computes the binder over the ClientHello at hs->out[at..] and writes it in place. */
+QTLS_MUST_CHECK int psk_fill_binder(SSL *c, size_t at);
+/* Client: after ClientHello, installs the 0-RTT write secret if early data was offered. */
+QTLS_MUST_CHECK int psk_client_after_hello(SSL *c);
+/* Client: the server's pre_shared_key answer (or its absence). */
+QTLS_MUST_CHECK int psk_client_server_hello(SSL *c, const struct ext_set *e);
+/* Client: the server's early_data answer in EncryptedExtensions. */
+QTLS_MUST_CHECK int psk_client_encrypted_extensions(SSL *c, const struct ext_set *e);
+/* Server: picks and checks a PSK from ClientHello (binder over `whole`), decides 0-RTT. */
+QTLS_MUST_CHECK int psk_server_select(SSL *c, const struct ext_set *e, const struct rd *whole);
+/* Server: the pre_shared_key extension of ServerHello, when resuming. */
+void psk_server_write_server_hello_extension(SSL *c, struct wr *w);
+/* Server: NewSessionTickets after the client Finished, at the application level. */
+QTLS_MUST_CHECK int psk_server_write_tickets(SSL *c);
+/* Client: one NewSessionTicket (post-handshake). */
+QTLS_MUST_CHECK int psk_client_process_ticket(SSL *c, struct rd body);
 
 /* client.c / server.c: one step of the state machine. */
 enum hs_wait client_step(SSL *c);

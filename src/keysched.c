@@ -113,6 +113,22 @@ int ks_finished(enum qtls_hash h, const struct secret *base, const uint8_t *thas
     return ok;
 }
 
+/*
+ * §4.2.11.2: binder_key = Derive-Secret(early_secret, "res binder", ""), and
+ * the binder is a Finished MAC with it over the partial ClientHello hash.
+ */
+int ks_psk_binder(enum qtls_hash h, const struct secret *early, const uint8_t *thash,
+                  uint8_t *out)
+{
+    uint8_t empty[EVP_MAX_MD_SIZE];
+    struct secret binder_key;
+    int ok = crypto_digest(h, NULL, 0, empty) &&
+             ks_derive_secret(h, early, "res binder", empty, &binder_key) &&
+             ks_finished(h, &binder_key, thash, out);
+    secret_wipe(&binder_key);
+    return ok;
+}
+
 /* ---- transcript ---- */
 
 void transcript_init(struct transcript *t)
@@ -161,6 +177,23 @@ int transcript_hash(struct transcript *t, uint8_t *out)
     int ok = copy != NULL && t->md != NULL && EVP_MD_CTX_copy_ex(copy, t->md) &&
              EVP_DigestFinal_ex(copy, out, NULL);
     EVP_MD_CTX_free(copy);
+    if (!ok)
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+    return ok;
+}
+
+int transcript_hash_with(struct transcript *t, enum qtls_hash h, const uint8_t *extra,
+                         size_t extra_len, uint8_t *out)
+{
+    EVP_MD_CTX *m = EVP_MD_CTX_new();
+    int ok = m != NULL;
+    if (ok && t->md != NULL)
+        ok = t->hash == h && EVP_MD_CTX_copy_ex(m, t->md);
+    else if (ok)
+        ok = EVP_DigestInit_ex(m, crypto_md(h), NULL) &&
+             EVP_DigestUpdate(m, t->pending.buf, t->pending.len);
+    ok = ok && EVP_DigestUpdate(m, extra, extra_len) && EVP_DigestFinal_ex(m, out, NULL);
+    EVP_MD_CTX_free(m);
     if (!ok)
         ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
     return ok;

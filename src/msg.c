@@ -241,8 +241,9 @@ int msg_check_finished(SSL *c, struct rd body, const struct secret *base, const 
     uint8_t want[EVP_MAX_MD_SIZE];
     enum qtls_hash h = c->cipher->hash;
     size_t hl = crypto_hash_len(h);
+    /* A verify_data of the wrong length cannot match: the same failure as a wrong one. */
     if (body.n != hl)
-        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+        return qtls_fail(c, SSL_AD_DECRYPT_ERROR, SSL_R_DIGEST_CHECK_FAILED);
     if (!ks_finished(h, base, thash, want))
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
     int same = CRYPTO_memcmp(want, body.p, hl) == 0;

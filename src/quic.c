@@ -78,7 +78,11 @@ void SSL_set_quic_use_legacy_codepoint(SSL *ssl, int use_legacy)
  */
 int quic_take_peer_tp(SSL *c, const struct ext_set *e)
 {
-    int v1 = ext_has(e, EXT_QUIC_TP), draft = ext_has(e, EXT_QUIC_TP_DRAFT);
+    /* A version set explicitly admits only its own codepoint; 0 admits both. */
+    int v1 = ext_has(e, EXT_QUIC_TP) &&
+             c->quic_tp_version != TLSEXT_TYPE_quic_transport_parameters_draft;
+    int draft = ext_has(e, EXT_QUIC_TP_DRAFT) &&
+                c->quic_tp_version != TLSEXT_TYPE_quic_transport_parameters;
     if (!v1 && !draft)
         return qtls_fail(c, SSL_AD_MISSING_EXTENSION,
                          SSL_R_MISSING_QUIC_TRANSPORT_PARAMETERS_EXTENSION);
@@ -247,6 +251,9 @@ int quic_set_secrets(SSL *c, OSSL_ENCRYPTION_LEVEL level, const struct secret *r
 {
     const SSL_QUIC_METHOD *m = c->quic_method;
     size_t len = read != NULL ? read->len : write->len;
+    /* Alerts go out at the newest write level: the peer reads there already. */
+    if (write != NULL)
+        c->write_level = level;
     if (m->set_encryption_secrets != NULL) {
         if (!m->set_encryption_secrets(c, level, read ? read->b : NULL, write ? write->b : NULL,
                                        len))

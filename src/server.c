@@ -214,6 +214,18 @@ static int keep_peer_share(SSL *c, struct rd share)
     return wr_ok(&hs->peer_share) || qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
 }
 
+/* The certificate (possibly switched by the servername callback) must suit the client. */
+static int choose_certificate(SSL *c)
+{
+    const struct cert_cfg *cc = &c->ctx->cert;
+    struct hs *hs = c->hs;
+    if (cc->cert == NULL || cc->pkey == NULL)
+        return qtls_fail(c, SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_CERTIFICATE_SET);
+    if (!cert_choose_scheme(cc->pkey, hs->peer_sigschemes, hs->n_peer_sigschemes, &hs->sigscheme))
+        return qtls_fail(c, SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_SUITABLE_SIGNATURE_ALGORITHM);
+    return 1;
+}
+
 static enum hs_wait do_read_client_hello(SSL *c)
 {
     struct hs *hs = c->hs;
@@ -236,17 +248,20 @@ static enum hs_wait do_read_client_hello(SSL *c)
         return HS_ERROR;
     if (!hs->hrr_done)
         memcpy(c->client_random, ch.random.p, sizeof(c->client_random));
-    if (!ext_process_client_hello(c, &ch.e))
+    /* SNI, ALPN and the rest are decided once, on the ClientHello that gets a ServerHello. */
+    if ((!need_hrr && !ext_process_client_hello(c, &ch.e)) ||
+        !transcript_set_hash(&hs->transcript, c->cipher->hash))
         return HS_ERROR;
-    /* The certificate (possibly switched by the servername callback) must suit the client. */
-    const struct cert_cfg *cc = &c->ctx->cert;
-    if (cc->cert == NULL || cc->pkey == NULL)
-        return qtls_fail(c, SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_CERTIFICATE_SET);
-    if (!cert_choose_scheme(cc->pkey, hs->peer_sigschemes, hs->n_peer_sigschemes, &hs->sigscheme))
-        return qtls_fail(c, SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_SUITABLE_SIGNATURE_ALGORITHM);
-    if (need_hrr && !fingerprint(c, &ch, hs->ch1_digest))
+    if (need_hrr) {
+        if (!fingerprint(c, &ch, hs->ch1_digest))
+            return HS_ERROR;
+        if (ext_has(&ch.e, EXT_EARLY_DATA)) /* §4.2.10: no 0-RTT after HelloRetryRequest */
+            c->early_data_status = SSL_EARLY_DATA_REJECTED;
+    } else if (!psk_server_select(c, &ch.e, &whole) ||
+               (!hs->resumed && !choose_certificate(c))) {
         return HS_ERROR;
-    if (!transcript_set_hash(&hs->transcript, c->cipher->hash) || !msg_consume(c, &whole))
+    }
+    if (!msg_consume(c, &whole))
         return HS_ERROR;
     c->version = TLS1_3_VERSION;
     hs->state = need_hrr ? SS_SEND_HELLO_RETRY_REQUEST : SS_SEND_SERVER_HELLO;
@@ -322,6 +337,7 @@ static enum hs_wait do_send_server_hello(SSL *c)
     wr_bytes(w, share, sw.len);
     wr_close_vec(w, ke, 2);
     wr_close_vec(w, ks, 2);
+    psk_server_write_server_hello_extension(c, w);
     wr_close_vec(w, exts, 2);
     /* ServerHello goes out at the initial level before the handshake keys are installed. */
     int ok = msg_end(c, at) && msg_flush_output(c) &&
@@ -344,8 +360,12 @@ static enum hs_wait do_send_encrypted_extensions(SSL *c)
     wr_close_vec(w, exts, 2);
     if (!msg_end(c, at))
         return HS_ERROR;
-    c->hs->state = (c->verify_mode & SSL_VERIFY_PEER) ? SS_SEND_CERTIFICATE_REQUEST
-                                                       : SS_SEND_CERTIFICATE;
+    if (c->hs->resumed) /* authenticated by the PSK (§2.2) */
+        c->hs->state = SS_SEND_FINISHED;
+    else if (c->verify_mode & SSL_VERIFY_PEER)
+        c->hs->state = SS_SEND_CERTIFICATE_REQUEST;
+    else
+        c->hs->state = SS_SEND_CERTIFICATE;
     return HS_CONTINUE;
 }
 
@@ -453,7 +473,8 @@ static enum hs_wait do_read_client_finished(SSL *c)
         return wait;
     if (!transcript_hash(&hs->transcript, thash) ||
         !msg_check_finished(c, body, &hs->client_hs, thash) || !msg_consume(c, &whole) ||
-        !quic_set_read_level(c, ssl_encryption_application) || !hs_derive_resumption_secret(c))
+        !quic_set_read_level(c, ssl_encryption_application) || !hs_derive_resumption_secret(c) ||
+        !psk_server_write_tickets(c))
         return HS_ERROR;
     hs->state = SS_DONE;
     return HS_DONE;

@@ -62,8 +62,9 @@ void mock_pair_free(struct mock_pair *p);
 int mock_deliver(struct mock_side *from, struct mock_side *to, long chunk);
 
 /*
- * Runs the handshake to completion or failure: 1 if both sides completed,
- * 0 otherwise. `chunk` as in mock_deliver.
+ * Runs the handshake to completion or failure: 1 if both sides completed
+ * and the client processed the post-handshake messages (tickets), 0
+ * otherwise. `chunk` as in mock_deliver.
  */
 int mock_handshake(struct mock_pair *p, long chunk);
 

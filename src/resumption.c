@@ -1,0 +1,532 @@
+/*
+ * Resumption with tickets and 0-RTT, both sides: the PSK offer and its
+ * binder (RFC 8446 §4.2.11), the server's choice and the QUIC rules for
+ * accepting early data (RFC 9001 §4.6.1, RFC 8446 §4.2.10), and
+ * NewSessionTicket (§4.6.1) sent by the server and taken by the client.
+ */
+#include "internal.h"
+
+#include <string.h>
+#include <time.h>
+
+#define QTLS_QUIC_MAX_EARLY_DATA 0xffffffffu /* RFC 9001 §4.6.1 */
+#define QTLS_MAX_TICKET_LIFETIME 604800u     /* seven days, RFC 8446 §4.6.1 */
+#define QTLS_TICKET_AGE_SKEW_MS 10000        /* tolerated ticket-age disagreement */
+
+static uint64_t now_seconds(void) { return (uint64_t)time(NULL); }
+
+static int session_live(const SSL_SESSION *s, uint64_t now)
+{
+    return now >= s->time && now - s->time < s->timeout;
+}
+
+static int alpn_offered(const SSL *c, const uint8_t *name, size_t len)
+{
+    struct rd offer, cand;
+    rd_init(&offer, c->alpn, c->alpn_len);
+    while (rd_vec8(&offer, &cand))
+        if (cand.n == len && memcmp(cand.p, name, len) == 0)
+            return 1;
+    return 0;
+}
+
+/* ---- client ---- */
+
+int psk_client_prepare(SSL *c)
+{
+    struct hs *hs = c->hs;
+    SSL_SESSION *s = c->session;
+    hs->psk_offered = 0;
+    hs->early_data_offered = 0;
+    secret_wipe(&hs->early_secret);
+    if (s == NULL || !SSL_SESSION_is_resumable(s) || !session_live(s, now_seconds()))
+        return 1;
+    /* The PSK binds its hash: offer it only with a suite of that hash (§4.2.11). */
+    int hash_ok = 0, suite_ok = 0;
+    for (size_t i = 0; i < c->n_suites; i++) {
+        hash_ok |= c->suites[i]->hash == s->cipher->hash;
+        suite_ok |= c->suites[i] == s->cipher;
+    }
+    if (!hash_ok || (hs->hrr_cipher != NULL && hs->hrr_cipher->hash != s->cipher->hash))
+        return 1;
+    if (!ks_early_secret(s->cipher->hash, s->psk.b, s->psk.len, &hs->early_secret))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    hs->psk_offered = 1;
+    /* 0-RTT only in the first ClientHello, for a QUIC ticket, with its suite and ALPN. */
+    hs->early_data_offered = !hs->hrr_done && c->early_data_enabled &&
+                             s->max_early_data == QTLS_QUIC_MAX_EARLY_DATA && suite_ok &&
+                             s->alpn_len > 0 && alpn_offered(c, s->alpn, s->alpn_len);
+    return 1;
+}
+
+/*
+ * struct { opaque identity<1..2^16-1>; uint32 obfuscated_ticket_age; } PskIdentity;
+ * struct { PskIdentity identities<7..2^16-1>; PskBinderEntry binders<33..2^16-1>; }
+ */
+void psk_write_client_extensions(SSL *c, struct wr *w)
+{
+    struct hs *hs = c->hs;
+    SSL_SESSION *s = c->session;
+    if (!hs->psk_offered)
+        return;
+    if (hs->early_data_offered) {
+        wr_u16(w, ext_codepoint(EXT_EARLY_DATA));
+        wr_u16(w, 0);
+        hs->offered |= 1u << EXT_EARLY_DATA;
+    }
+    uint64_t age_ms = (now_seconds() - s->time) * 1000;
+    wr_u16(w, ext_codepoint(EXT_PRE_SHARED_KEY));
+    size_t ext = wr_open_vec(w, 2);
+    size_t ids = wr_open_vec(w, 2);
+    size_t id = wr_open_vec(w, 2);
+    wr_bytes(w, s->ticket, s->ticket_len);
+    wr_close_vec(w, id, 2);
+    wr_u32(w, (uint32_t)(age_ms + s->age_add));
+    wr_close_vec(w, ids, 2);
+    size_t binders = wr_open_vec(w, 2);
+    size_t binder = wr_open_vec(w, 1);
+    uint8_t *zeros = wr_reserve(w, crypto_hash_len(s->cipher->hash));
+    if (zeros != NULL)
+        memset(zeros, 0, crypto_hash_len(s->cipher->hash));
+    wr_close_vec(w, binder, 1);
+    wr_close_vec(w, binders, 2);
+    wr_close_vec(w, ext, 2);
+    hs->offered |= 1u << EXT_PRE_SHARED_KEY;
+}
+
+/* The binder covers the ClientHello up to the binders list, header included (§4.2.11.2). */
+int psk_fill_binder(SSL *c, size_t at)
+{
+    struct hs *hs = c->hs;
+    struct wr *out = &hs->out;
+    if (!hs->psk_offered)
+        return 1;
+    enum qtls_hash h = c->session->cipher->hash;
+    size_t hl = crypto_hash_len(h);
+    uint8_t thash[EVP_MAX_MD_SIZE];
+    wr_close_vec(out, at + 1, 3); /* the header carries the full length */
+    if (!wr_ok(out) || out->len - at < 4 + 3 + hl)
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    size_t partial = out->len - at - (2 + 1 + hl);
+    if (!transcript_hash_with(&hs->transcript, h, out->buf + at, partial, thash) ||
+        !ks_psk_binder(h, &hs->early_secret, thash, out->buf + out->len - hl))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    return 1;
+}
+
+/* client_early_traffic_secret = Derive-Secret(Early Secret, "c e traffic", ClientHello). */
+static int derive_client_early(SSL *c, const uint8_t *thash)
+{
+    struct hs *hs = c->hs;
+    if (!ks_derive_secret(c->cipher->hash, &hs->early_secret, "c e traffic", thash,
+                          &hs->client_early))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    hs_keylog(c, "CLIENT_EARLY_TRAFFIC_SECRET", &hs->client_early);
+    return 1;
+}
+
+int psk_client_after_hello(SSL *c)
+{
+    struct hs *hs = c->hs;
+    uint8_t thash[EVP_MAX_MD_SIZE];
+    if (!hs->early_data_offered)
+        return 1;
+    /* The resumed suite is the current cipher while the 0-RTT key is installed. */
+    c->cipher = c->session->cipher;
+    c->early_data_status = SSL_EARLY_DATA_REJECTED; /* until EncryptedExtensions says so */
+    if (!transcript_hash_with(&hs->transcript, c->cipher->hash, NULL, 0, thash))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    if (!derive_client_early(c, thash) ||
+        !quic_set_secrets(c, ssl_encryption_early_data, NULL, &hs->client_early))
+        return 0;
+    secret_wipe(&hs->client_early);
+    c->write_level = ssl_encryption_early_data;
+    return 1;
+}
+
+int psk_client_server_hello(SSL *c, const struct ext_set *e)
+{
+    struct hs *hs = c->hs;
+    struct rd body = e->body[EXT_PRE_SHARED_KEY];
+    uint16_t index;
+    if (!ext_has(e, EXT_PRE_SHARED_KEY)) {
+        secret_wipe(&hs->early_secret); /* a full handshake: the early secret is from zeros */
+        return 1;
+    }
+    if (!rd_u16(&body, &index) || !rd_empty(&body))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    if (index != 0)
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_PSK_IDENTITY);
+    if (c->cipher->hash != c->session->cipher->hash)
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_PSK);
+    hs->resumed = 1;
+    c->session_reused = 1;
+    /* The peer was authenticated in the original handshake. */
+    X509_free(c->peer_cert);
+    c->peer_cert = c->session->peer;
+    if (c->peer_cert != NULL)
+        X509_up_ref(c->peer_cert);
+    c->verify_result = c->session->verify_result;
+    return 1;
+}
+
+int psk_client_encrypted_extensions(SSL *c, const struct ext_set *e)
+{
+    if (!ext_has(e, EXT_EARLY_DATA))
+        return 1;
+    if (!rd_empty(&e->body[EXT_EARLY_DATA]))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    /* §4.2.10: accepting 0-RTT means the first PSK and its suite. */
+    if (!c->hs->resumed || c->cipher != c->session->cipher)
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_EARLY_DATA);
+    c->early_data_status = SSL_EARLY_DATA_ACCEPTED;
+    return 1;
+}
+
+/* Post-handshake: a NewSessionTicket becomes a session for the application. */
+int psk_client_process_ticket(SSL *c, struct rd body)
+{
+    uint32_t lifetime, age_add, max_early = 0;
+    struct rd nonce, ticket, exts;
+    struct ext_set e;
+    if (!rd_u32(&body, &lifetime) || !rd_u32(&body, &age_add) || !rd_vec8(&body, &nonce) ||
+        !rd_vec16(&body, &ticket) || !rd_vec16(&body, &exts) || !rd_empty(&body) ||
+        rd_empty(&ticket))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    if (!ext_split(c, EM_NST, exts, 0, &e))
+        return 0;
+    if (ext_has(&e, EXT_EARLY_DATA)) {
+        struct rd ed = e.body[EXT_EARLY_DATA];
+        if (!rd_u32(&ed, &max_early) || !rd_empty(&ed))
+            return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+        /* RFC 9001 §4.6.1: anything else is a protocol violation. */
+        if (max_early != QTLS_QUIC_MAX_EARLY_DATA)
+            return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_INVALID_MAX_EARLY_DATA);
+    }
+    if (lifetime == 0)
+        return 1; /* §4.6.1: a zero lifetime means do not use */
+    if (lifetime > QTLS_MAX_TICKET_LIFETIME)
+        lifetime = QTLS_MAX_TICKET_LIFETIME;
+    SSL_SESSION *s = session_new_from_conn(c);
+    if (s == NULL)
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+    enum qtls_hash h = c->cipher->hash;
+    size_t hl = crypto_hash_len(h);
+    s->ticket = OPENSSL_memdup(ticket.p, ticket.n);
+    s->ticket_len = ticket.n;
+    s->age_add = age_add;
+    s->timeout = lifetime;
+    s->max_early_data = max_early;
+    s->psk.len = hl;
+    if (s->ticket == NULL ||
+        !ks_expand_label(h, &c->resumption_secret, "resumption", nonce.p, nonce.n, s->psk.b, hl)) {
+        SSL_SESSION_free(s);
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    }
+    SSL_SESSION_free(c->session);
+    c->session = s;
+    SSL_CTX *ctx = c->ctx;
+    if ((ctx->session_cache_mode & SSL_SESS_CACHE_CLIENT) && ctx->new_session_cb != NULL) {
+        SSL_SESSION_up_ref(s);
+        if (!ctx->new_session_cb(c, s)) /* 1: the callee took our reference */
+            SSL_SESSION_free(s);
+    }
+    return 1;
+}
+
+/* ---- server ---- */
+
+/*
+ * Opens a ticket into a session, asking the application's decrypt callback
+ * when there is one. Errors of a ticket that does not open are not the
+ * handshake's: they are dropped from the queue. *abort is set when the
+ * callback asks to fail the handshake.
+ */
+static SSL_SESSION *open_ticket(SSL *c, struct rd identity, int *abort)
+{
+    SSL_CTX *ctx = c->ctx;
+    struct wr plain;
+    SSL_SESSION *s = NULL;
+    wr_init(&plain);
+    ERR_set_mark();
+    int status = ticket_open(c, identity, &plain);
+    if (status == SSL_TICKET_SUCCESS || status == SSL_TICKET_SUCCESS_RENEW) {
+        struct rd r;
+        rd_init(&r, plain.buf, plain.len);
+        s = session_decode(r);
+        if (s == NULL)
+            status = SSL_TICKET_NO_DECRYPT;
+    }
+    ERR_pop_to_mark();
+    wr_free(&plain);
+    if (ctx->ticket_dec_cb == NULL)
+        return s;
+    struct rd name = identity;
+    if (name.n > 16)
+        name.n = 16;
+    switch (ctx->ticket_dec_cb(c, s, name.p, name.n, status, ctx->ticket_cb_arg)) {
+    case SSL_TICKET_RETURN_USE:
+    case SSL_TICKET_RETURN_USE_RENEW:
+        return s;
+    case SSL_TICKET_RETURN_IGNORE:
+    case SSL_TICKET_RETURN_IGNORE_RENEW:
+        SSL_SESSION_free(s);
+        return NULL;
+    default:
+        SSL_SESSION_free(s);
+        *abort = 1;
+        return NULL;
+    }
+}
+
+/* RFC 8446 §4.2.10 and RFC 9001 §4.6.1: every condition under which 0-RTT is safe here. */
+static int early_data_acceptable(SSL *c, const SSL_SESSION *s, size_t index, uint32_t obf_age,
+                                 struct rd identity)
+{
+    SSL_CTX *ctx = c->ctx;
+    uint64_t now = now_seconds();
+    if (index != 0 || !c->early_data_enabled || c->max_early_data == 0 ||
+        s->max_early_data == 0 || c->hs->hrr_done || s->cipher != c->cipher)
+        return 0;
+    if (s->alpn_len != c->alpn_selected_len || memcmp(s->alpn, c->alpn_selected, s->alpn_len))
+        return 0;
+    if ((s->hostname == NULL) != (c->hostname == NULL) ||
+        (s->hostname != NULL && strcmp(s->hostname, c->hostname) != 0))
+        return 0;
+    if (s->early_context_len != c->early_data_context_len ||
+        (s->early_context_len > 0 &&
+         memcmp(s->early_context, c->early_data_context, s->early_context_len) != 0))
+        return 0;
+    /* §8.3: the client's view of the ticket age must match ours (second-granular issue time). */
+    int64_t client_ms = (int64_t)(uint32_t)(obf_age - s->age_add);
+    int64_t server_ms = (int64_t)(now - s->time) * 1000;
+    if (client_ms - server_ms > QTLS_TICKET_AGE_SKEW_MS + 1000 ||
+        server_ms - client_ms > QTLS_TICKET_AGE_SKEW_MS + 1000)
+        return 0;
+    if (c->allow_early_data_cb != NULL && !c->allow_early_data_cb(c, c->allow_early_data_arg))
+        return 0;
+    /* §8.1: a ticket carries 0-RTT once, unless the application handles replay itself. */
+    if (!(c->options & SSL_OP_NO_ANTI_REPLAY) &&
+        !replay_check_and_add(ctx, identity.p, identity.n, now, s->timeout))
+        return 0;
+    return 1;
+}
+
+/* The binder at `index`, checked in constant time against the partial ClientHello. */
+static int check_binder(SSL *c, struct rd binders, size_t index, const struct rd *whole,
+                        size_t binders_len)
+{
+    struct hs *hs = c->hs;
+    enum qtls_hash h = c->cipher->hash;
+    size_t hl = crypto_hash_len(h);
+    struct rd binder;
+    uint8_t thash[EVP_MAX_MD_SIZE], want[EVP_MAX_MD_SIZE];
+    for (size_t i = 0; i <= index; i++)
+        if (!rd_vec8(&binders, &binder))
+            return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_PSK);
+    if (binder.n != hl)
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_PSK);
+    if (!transcript_hash_with(&hs->transcript, h, whole->p, whole->n - (2 + binders_len), thash) ||
+        !ks_psk_binder(h, &hs->early_secret, thash, want))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    int same = CRYPTO_memcmp(want, binder.p, hl) == 0;
+    OPENSSL_cleanse(want, sizeof(want));
+    return same || qtls_fail(c, SSL_AD_DECRYPT_ERROR, SSL_R_BINDER_DOES_NOT_VERIFY);
+}
+
+/* psk_key_exchange_modes: we resume only with (EC)DHE, psk_dhe_ke (§4.2.9). */
+static int take_psk_modes(SSL *c, const struct ext_set *e)
+{
+    struct rd body = e->body[EXT_PSK_KEY_EXCHANGE_MODES], modes;
+    uint8_t m;
+    c->hs->psk_dhe_ke = 0;
+    if (!ext_has(e, EXT_PSK_KEY_EXCHANGE_MODES))
+        return 1;
+    if (!rd_vec8(&body, &modes) || !rd_empty(&body) || rd_empty(&modes))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    while (rd_u8(&modes, &m))
+        c->hs->psk_dhe_ke |= m == 1 /* psk_dhe_ke */;
+    return 1;
+}
+
+/* Counts the entries and checks the lists are well formed. */
+static int count_psk_entries(SSL *c, struct rd ids, struct rd binders, size_t *n)
+{
+    struct rd id, b;
+    uint32_t age;
+    size_t n_ids = 0, n_binders = 0;
+    while (!rd_empty(&ids)) {
+        if (!rd_vec16(&ids, &id) || rd_empty(&id) || !rd_u32(&ids, &age))
+            return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+        n_ids++;
+    }
+    while (!rd_empty(&binders)) {
+        if (!rd_vec8(&binders, &b) || b.n < 32)
+            return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+        n_binders++;
+    }
+    if (n_ids == 0 || n_ids != n_binders) /* §4.2.11 */
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_PSK);
+    *n = n_ids;
+    return 1;
+}
+
+/* Accepts a session: its PSK becomes the early secret, its peer the connection's. */
+static int resume_with(SSL *c, SSL_SESSION *s, size_t index)
+{
+    struct hs *hs = c->hs;
+    if (!ks_early_secret(c->cipher->hash, s->psk.b, s->psk.len, &hs->early_secret))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    SSL_SESSION_free(c->session);
+    c->session = s;
+    hs->resumed = 1;
+    hs->psk_identity = (uint16_t)index;
+    c->session_reused = 1;
+    X509_free(c->peer_cert);
+    c->peer_cert = s->peer;
+    if (c->peer_cert != NULL)
+        X509_up_ref(c->peer_cert);
+    c->verify_result = s->verify_result;
+    return 1;
+}
+
+static int accept_early_data(SSL *c, const struct rd *whole)
+{
+    struct hs *hs = c->hs;
+    uint8_t thash[EVP_MAX_MD_SIZE];
+    if (!transcript_hash_with(&hs->transcript, c->cipher->hash, whole->p, whole->n, thash) ||
+        !derive_client_early(c, thash) ||
+        !quic_set_secrets(c, ssl_encryption_early_data, &hs->client_early, NULL))
+        return 0;
+    secret_wipe(&hs->client_early);
+    c->early_data_status = SSL_EARLY_DATA_ACCEPTED;
+    return 1;
+}
+
+int psk_server_select(SSL *c, const struct ext_set *e, const struct rd *whole)
+{
+    struct rd body = e->body[EXT_PRE_SHARED_KEY], ids, binders, id;
+    uint32_t obf_age = 0;
+    size_t n = 0, index;
+    SSL_SESSION *s = NULL;
+    int abort = 0;
+    if (!take_psk_modes(c, e))
+        return 0;
+    if (ext_has(e, EXT_EARLY_DATA))
+        c->early_data_status = SSL_EARLY_DATA_REJECTED; /* until accepted below */
+    if (!ext_has(e, EXT_PRE_SHARED_KEY))
+        return 1;
+    if (!ext_has(e, EXT_PSK_KEY_EXCHANGE_MODES)) /* §4.2.9 */
+        return qtls_fail(c, SSL_AD_MISSING_EXTENSION, SSL_R_MISSING_PSK_KEX_MODES_EXTENSION);
+    if (!rd_vec16(&body, &ids) || !rd_vec16(&body, &binders) || !rd_empty(&body))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    if (!count_psk_entries(c, ids, binders, &n))
+        return 0;
+    if (!c->hs->psk_dhe_ke || (c->options & SSL_OP_NO_TICKET))
+        return 1;
+    uint64_t now = now_seconds();
+    for (index = 0; index < n && s == NULL && !abort; index++) {
+        if (!rd_vec16(&ids, &id) || !rd_u32(&ids, &obf_age))
+            return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+        s = open_ticket(c, id, &abort);
+        /* Usable only with a suite of its hash, in the same context, not expired. */
+        if (s != NULL && (s->cipher->hash != c->cipher->hash || !session_live(s, now) ||
+                          s->sid_ctx_len != c->sid_ctx_len ||
+                          memcmp(s->sid_ctx, c->sid_ctx, s->sid_ctx_len) != 0)) {
+            SSL_SESSION_free(s);
+            s = NULL;
+        }
+    }
+    if (abort)
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_CALLBACK_FAILED);
+    if (s == NULL)
+        return 1; /* no usable ticket: a full handshake */
+    index--;
+    if (!resume_with(c, s, index))
+        return 0;
+    if (!check_binder(c, binders, index, whole, binders.n))
+        return 0;
+    if (ext_has(e, EXT_EARLY_DATA) && early_data_acceptable(c, s, index, obf_age, id))
+        return accept_early_data(c, whole);
+    return 1;
+}
+
+void psk_server_write_server_hello_extension(SSL *c, struct wr *w)
+{
+    if (!c->hs->resumed)
+        return;
+    wr_u16(w, ext_codepoint(EXT_PRE_SHARED_KEY));
+    wr_u16(w, 2);
+    wr_u16(w, c->hs->psk_identity);
+}
+
+/*
+ * struct { uint32 ticket_lifetime; uint32 ticket_age_add; opaque ticket_nonce<0..255>;
+ *          opaque ticket<1..2^16-1>; Extension extensions<0..2^16-2>; } NewSessionTicket;
+ */
+static int write_ticket(SSL *c, uint64_t counter)
+{
+    SSL_CTX *ctx = c->ctx;
+    struct wr *w = &c->hs->out, plain;
+    enum qtls_hash h = c->cipher->hash;
+    uint8_t nonce[8];
+    SSL_SESSION *s = session_new_from_conn(c);
+    if (s == NULL)
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+    for (int i = 0; i < 8; i++)
+        nonce[i] = (uint8_t)(counter >> (56 - 8 * i));
+    s->psk.len = crypto_hash_len(h);
+    s->max_early_data = c->max_early_data != 0 ? QTLS_QUIC_MAX_EARLY_DATA : 0;
+    if (c->early_data_context_len > 0) {
+        s->early_context = OPENSSL_memdup(c->early_data_context, c->early_data_context_len);
+        s->early_context_len = s->early_context != NULL ? c->early_data_context_len : 0;
+    }
+    /* The connection's session is the one being ticketed: the generate callback sees it. */
+    SSL_SESSION_free(c->session);
+    c->session = s;
+    if (!ks_expand_label(h, &c->resumption_secret, "resumption", nonce, sizeof(nonce), s->psk.b,
+                         s->psk.len) ||
+        !crypto_random((uint8_t *)&s->age_add, sizeof(s->age_add)))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    if (ctx->ticket_gen_cb != NULL && !ctx->ticket_gen_cb(c, ctx->ticket_cb_arg))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_CALLBACK_FAILED);
+    wr_init(&plain);
+    session_encode(s, 0, &plain);
+    size_t at = msg_begin(c, ssl_encryption_application, HT_NEW_SESSION_TICKET);
+    wr_u32(w, (uint32_t)s->timeout);
+    wr_u32(w, s->age_add);
+    size_t nv = wr_open_vec(w, 1);
+    wr_bytes(w, nonce, sizeof(nonce));
+    wr_close_vec(w, nv, 1);
+    size_t tv = wr_open_vec(w, 2);
+    unsigned long last_error = ERR_peek_last_error();
+    int sealed = wr_ok(&plain) && ticket_seal(c, plain.buf, plain.len, w);
+    wr_free(&plain);
+    if (!sealed && ERR_peek_last_error() == last_error) {
+        /* The key callback declined to issue a ticket: send none, as OpenSSL does. */
+        wr_truncate(w, at);
+        return 1;
+    }
+    if (!sealed)
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    wr_close_vec(w, tv, 2);
+    size_t exts = wr_open_vec(w, 2);
+    if (s->max_early_data != 0) {
+        wr_u16(w, ext_codepoint(EXT_EARLY_DATA));
+        wr_u16(w, 4);
+        wr_u32(w, s->max_early_data);
+    }
+    wr_close_vec(w, exts, 2);
+    return msg_end(c, at);
+}
+
+int psk_server_write_tickets(SSL *c)
+{
+    /* Tickets only for clients that can use them (§4.2.9), and only if not switched off. */
+    if (!c->hs->psk_dhe_ke || (c->options & SSL_OP_NO_TICKET))
+        return 1;
+    for (size_t i = 0; i < c->num_tickets; i++)
+        if (!write_ticket(c, i))
+            return 0;
+    return 1;
+}

@@ -1,0 +1,464 @@
+/*
+ * Sessions end to end through the public API: tickets delivered to the
+ * application, resumption, 0-RTT with the QUIC rules and each reason to
+ * refuse it, ticket callbacks, and client certificates.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <openssl/err.h>
+
+#include "mock_quic.h"
+
+#define MAX_SESSIONS 8
+
+struct fixture {
+    SSL_CTX *cctx, *sctx;
+    struct mock_pair p;
+};
+
+/* Sessions handed to the client's new-session callback, newest last. */
+static SSL_SESSION *sessions[MAX_SESSIONS];
+static int n_sessions;
+
+static int new_session_cb(SSL *ssl, SSL_SESSION *s)
+{
+    if (n_sessions >= MAX_SESSIONS)
+        return 0;
+    sessions[n_sessions++] = s;
+    return 1; /* we keep the reference */
+}
+
+static void drop_sessions(void)
+{
+    for (int i = 0; i < n_sessions; i++)
+        SSL_SESSION_free(sessions[i]);
+    n_sessions = 0;
+}
+
+static int setup(void **state)
+{
+    static struct fixture f;
+    memset(&f, 0, sizeof(f));
+    ERR_clear_error();
+    f.cctx = mock_client_ctx();
+    f.sctx = mock_server_ctx("ecdsa256");
+    if (f.cctx == NULL || f.sctx == NULL)
+        return -1;
+    SSL_CTX_set_session_cache_mode(f.cctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL);
+    SSL_CTX_sess_set_new_cb(f.cctx, new_session_cb);
+    SSL_CTX_set_max_early_data(f.sctx, UINT32_MAX);
+    *state = &f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    mock_pair_free(&f->p);
+    SSL_CTX_free(f->cctx);
+    SSL_CTX_free(f->sctx);
+    drop_sessions();
+    ERR_clear_error();
+    return 0;
+}
+
+/* A first handshake that leaves a ticket in sessions[]. */
+static SSL_SESSION *first_handshake(struct fixture *f)
+{
+    assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
+    assert_true(mock_handshake(&f->p, 0));
+    assert_int_equal(SSL_session_reused(f->p.client.ssl), 0);
+    mock_pair_free(&f->p);
+    assert_true(n_sessions > 0);
+    return sessions[n_sessions - 1];
+}
+
+/* A second connection offering `s`, with 0-RTT enabled on both sides when `early`. */
+static int resume(struct fixture *f, SSL_SESSION *s, int early)
+{
+    assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
+    assert_int_equal(SSL_set_session(f->p.client.ssl, s), 1);
+    if (early) {
+        SSL_set_quic_early_data_enabled(f->p.client.ssl, 1);
+        SSL_set_quic_early_data_enabled(f->p.server.ssl, 1);
+    }
+    return mock_handshake(&f->p, 0);
+}
+
+static void server_sends_two_tickets_and_client_delivers_each(void **state)
+{
+    struct fixture *f = *state;
+    first_handshake(f);
+    assert_int_equal(n_sessions, 2);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(SSL_SESSION_is_resumable(sessions[i]), 1);
+        assert_int_equal(SSL_SESSION_get_max_early_data(sessions[i]), UINT32_MAX);
+        assert_int_equal(SSL_CIPHER_get_id(SSL_SESSION_get0_cipher(sessions[i])), 0x03001301);
+    }
+    /* Tickets are distinct. */
+    const unsigned char *t0, *t1;
+    size_t l0, l1;
+    SSL_SESSION_get0_ticket(sessions[0], &t0, &l0);
+    SSL_SESSION_get0_ticket(sessions[1], &t1, &l1);
+    assert_true(l0 != l1 || memcmp(t0, t1, l0) != 0);
+}
+
+static void num_tickets_is_honoured(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(SSL_CTX_set_num_tickets(f->sctx, 3), 1);
+    first_handshake(f);
+    assert_int_equal(n_sessions, 3);
+    drop_sessions();
+    assert_int_equal(SSL_CTX_set_num_tickets(f->sctx, 0), 1);
+    assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
+    assert_true(mock_handshake(&f->p, 0));
+    assert_int_equal(n_sessions, 0);
+}
+
+/* RFC 8446 §2.2: a resumed handshake has no certificate messages and both sides know it. */
+static void resumed_handshake_skips_certificates(void **state)
+{
+    struct fixture *f = *state;
+    SSL_SESSION *s = first_handshake(f);
+    assert_true(resume(f, s, 0));
+    assert_int_equal(SSL_session_reused(f->p.client.ssl), 1);
+    assert_int_equal(SSL_session_reused(f->p.server.ssl), 1);
+    assert_int_equal(SSL_get_early_data_status(f->p.client.ssl), SSL_EARLY_DATA_NOT_SENT);
+    assert_false(f->p.client.have_write[ssl_encryption_early_data]);
+    /* The resumed connection got fresh tickets too. */
+    assert_int_equal(n_sessions, 4);
+}
+
+/* RFC 9001 §4.6.1: 0-RTT keys, write-only on the client, read-only on the server, equal. */
+static void zero_rtt_is_accepted_with_equal_early_secrets(void **state)
+{
+    struct fixture *f = *state;
+    SSL_SESSION *s = first_handshake(f);
+    assert_true(resume(f, s, 1));
+    struct mock_side *c = &f->p.client, *sv = &f->p.server;
+    assert_true(c->have_write[ssl_encryption_early_data]);
+    assert_false(c->have_read[ssl_encryption_early_data]);
+    assert_true(sv->have_read[ssl_encryption_early_data]);
+    assert_false(sv->have_write[ssl_encryption_early_data]);
+    assert_memory_equal(c->write_secret[ssl_encryption_early_data],
+                        sv->read_secret[ssl_encryption_early_data], 32);
+    assert_int_equal(c->cipher_id_at_secret[ssl_encryption_early_data], 0x03001301);
+    assert_int_equal(SSL_get_early_data_status(c->ssl), SSL_EARLY_DATA_ACCEPTED);
+    assert_int_equal(SSL_get_early_data_status(sv->ssl), SSL_EARLY_DATA_ACCEPTED);
+    assert_int_equal(SSL_session_reused(c->ssl), 1);
+}
+
+static void zero_rtt_ticket_is_single_use(void **state)
+{
+    struct fixture *f = *state;
+    SSL_SESSION *s = first_handshake(f);
+    assert_true(resume(f, s, 1));
+    assert_int_equal(SSL_get_early_data_status(f->p.server.ssl), SSL_EARLY_DATA_ACCEPTED);
+    mock_pair_free(&f->p);
+    /* The same ticket again: resumption is fine, 0-RTT is a replay (RFC 8446 §8.1). */
+    assert_true(resume(f, s, 1));
+    assert_int_equal(SSL_session_reused(f->p.server.ssl), 1);
+    assert_int_equal(SSL_get_early_data_status(f->p.client.ssl), SSL_EARLY_DATA_REJECTED);
+    assert_int_equal(SSL_get_early_data_status(f->p.server.ssl), SSL_EARLY_DATA_REJECTED);
+}
+
+static int select_other(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                        const unsigned char *in, unsigned int inlen, void *arg)
+{
+    static const unsigned char other[] = "other";
+    *out = other;
+    *outlen = 5;
+    return SSL_TLSEXT_ERR_OK;
+}
+
+static void assert_rejected_but_complete(struct fixture *f)
+{
+    assert_true(SSL_is_init_finished(f->p.client.ssl));
+    assert_true(SSL_is_init_finished(f->p.server.ssl));
+    assert_int_equal(SSL_get_early_data_status(f->p.client.ssl), SSL_EARLY_DATA_REJECTED);
+    assert_int_equal(SSL_get_early_data_status(f->p.server.ssl), SSL_EARLY_DATA_REJECTED);
+    assert_false(f->p.server.have_read[ssl_encryption_early_data]);
+}
+
+/* Each QUIC reason to refuse 0-RTT ends in a completed 1-RTT handshake (RFC 9001 §4.6.2). */
+static void zero_rtt_rejected_when_alpn_changes(void **state)
+{
+    struct fixture *f = *state;
+    static const unsigned char both[] = {2, 'h', '3', 5, 'o', 't', 'h', 'e', 'r'};
+    SSL_SESSION *s = first_handshake(f);
+    SSL_CTX_set_alpn_select_cb(f->sctx, select_other, NULL);
+    assert_int_equal(SSL_CTX_set_alpn_protos(f->cctx, both, sizeof(both)), 0);
+    assert_true(resume(f, s, 1));
+    assert_rejected_but_complete(f);
+}
+
+static void zero_rtt_rejected_when_sni_changes(void **state)
+{
+    struct fixture *f = *state;
+    SSL_SESSION *s = first_handshake(f);
+    assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
+    assert_int_equal(SSL_set_session(f->p.client.ssl, s), 1);
+    assert_int_equal(SSL_set_tlsext_host_name(f->p.client.ssl, "server.example"), 1);
+    SSL_set_quic_early_data_enabled(f->p.client.ssl, 1);
+    SSL_set_quic_early_data_enabled(f->p.server.ssl, 1);
+    assert_true(mock_handshake(&f->p, 0));
+    assert_rejected_but_complete(f);
+}
+
+static void zero_rtt_rejected_when_context_changes(void **state)
+{
+    struct fixture *f = *state;
+    assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
+    assert_int_equal(SSL_set_quic_early_data_context(f->p.server.ssl, (const uint8_t *)"v1", 2), 1);
+    assert_true(mock_handshake(&f->p, 0));
+    mock_pair_free(&f->p);
+    SSL_SESSION *s = sessions[n_sessions - 1];
+    /* The same context: accepted. */
+    assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
+    assert_int_equal(SSL_set_session(f->p.client.ssl, s), 1);
+    assert_int_equal(SSL_set_quic_early_data_context(f->p.server.ssl, (const uint8_t *)"v1", 2), 1);
+    SSL_set_quic_early_data_enabled(f->p.client.ssl, 1);
+    SSL_set_quic_early_data_enabled(f->p.server.ssl, 1);
+    assert_true(mock_handshake(&f->p, 0));
+    assert_int_equal(SSL_get_early_data_status(f->p.server.ssl), SSL_EARLY_DATA_ACCEPTED);
+    mock_pair_free(&f->p);
+    /* Another context (new transport parameters, say): rejected. */
+    s = sessions[n_sessions - 1];
+    assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
+    assert_int_equal(SSL_set_session(f->p.client.ssl, s), 1);
+    assert_int_equal(SSL_set_quic_early_data_context(f->p.server.ssl, (const uint8_t *)"v2", 2), 1);
+    SSL_set_quic_early_data_enabled(f->p.client.ssl, 1);
+    SSL_set_quic_early_data_enabled(f->p.server.ssl, 1);
+    assert_true(mock_handshake(&f->p, 0));
+    assert_rejected_but_complete(f);
+    assert_int_equal(SSL_session_reused(f->p.server.ssl), 1);
+}
+
+/* RFC 8446 §4.2.10: no 0-RTT after HelloRetryRequest; resumption still works. */
+static void zero_rtt_rejected_after_hello_retry_request(void **state)
+{
+    struct fixture *f = *state;
+    SSL_SESSION *s = first_handshake(f);
+    assert_int_equal(SSL_CTX_set1_groups_list(f->cctx, "X25519:P-256"), 1);
+    assert_int_equal(SSL_CTX_set1_groups_list(f->sctx, "P-256"), 1);
+    assert_true(resume(f, s, 1));
+    assert_rejected_but_complete(f);
+    assert_int_equal(SSL_session_reused(f->p.client.ssl), 1);
+    assert_int_equal(SSL_get_negotiated_group(f->p.client.ssl), NID_X9_62_prime256v1);
+}
+
+/* RFC 8446 §8.3: a ticket age far from the server's view refuses 0-RTT, not resumption. */
+static void ticket_age_mismatch_rejects_zero_rtt(void **state)
+{
+    struct fixture *f = *state;
+    SSL_SESSION *s = first_handshake(f);
+    assert_true(SSL_SESSION_set_time(s, SSL_SESSION_get_time(s) - 8000) != 0);
+    assert_true(SSL_SESSION_set_timeout(s, 100000) != 0);
+    assert_true(resume(f, s, 1));
+    assert_int_equal(SSL_session_reused(f->p.server.ssl), 1);
+    assert_rejected_but_complete(f);
+}
+
+/* The server's ticket lifetime (SSL_CTX_set_timeout) is enforced by the server. */
+static void expired_ticket_means_full_handshake(void **state)
+{
+    struct fixture *f = *state;
+    SSL_CTX_set_timeout(f->sctx, 1);
+    SSL_SESSION *s = first_handshake(f);
+    assert_true(SSL_SESSION_set_timeout(s, 100000) != 0); /* the client still offers it */
+    sleep(2);
+    assert_true(resume(f, s, 1));
+    assert_int_equal(SSL_session_reused(f->p.server.ssl), 0);
+    assert_int_equal(SSL_session_reused(f->p.client.ssl), 0);
+    assert_rejected_but_complete(f);
+}
+
+static void ticket_from_another_server_means_full_handshake(void **state)
+{
+    struct fixture *f = *state;
+    SSL_SESSION *s = first_handshake(f);
+    SSL_CTX_free(f->sctx);
+    f->sctx = mock_server_ctx("ecdsa256"); /* new ticket keys */
+    SSL_CTX_set_max_early_data(f->sctx, UINT32_MAX);
+    assert_true(resume(f, s, 1));
+    assert_int_equal(SSL_session_reused(f->p.server.ssl), 0);
+    assert_rejected_but_complete(f);
+}
+
+static void early_data_disabled_on_server_is_rejected(void **state)
+{
+    struct fixture *f = *state;
+    SSL_SESSION *s = first_handshake(f);
+    assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
+    assert_int_equal(SSL_set_session(f->p.client.ssl, s), 1);
+    SSL_set_quic_early_data_enabled(f->p.client.ssl, 1);
+    assert_true(mock_handshake(&f->p, 0));
+    assert_rejected_but_complete(f);
+    assert_int_equal(SSL_session_reused(f->p.server.ssl), 1);
+}
+
+/* A server without max_early_data issues tickets that do not allow 0-RTT. */
+static void tickets_without_max_early_data_do_not_offer_0rtt(void **state)
+{
+    struct fixture *f = *state;
+    SSL_CTX_set_max_early_data(f->sctx, 0);
+    SSL_SESSION *s = first_handshake(f);
+    assert_int_equal(SSL_SESSION_get_max_early_data(s), 0);
+    assert_true(resume(f, s, 1));
+    assert_int_equal(SSL_get_early_data_status(f->p.client.ssl), SSL_EARLY_DATA_NOT_SENT);
+    assert_int_equal(SSL_session_reused(f->p.client.ssl), 1);
+}
+
+/* ngtcp2 stores its QUIC version in the ticket appdata and refuses tickets that differ. */
+static int gen_cb(SSL *ssl, void *arg)
+{
+    return SSL_SESSION_set1_ticket_appdata(SSL_get_session(ssl), arg, strlen(arg));
+}
+
+static int dec_calls;
+
+static SSL_TICKET_RETURN dec_cb(SSL *ssl, SSL_SESSION *s, const unsigned char *keyname,
+                                size_t keyname_len, SSL_TICKET_STATUS status, void *arg)
+{
+    void *data;
+    size_t len;
+    dec_calls++;
+    if (status != SSL_TICKET_SUCCESS && status != SSL_TICKET_SUCCESS_RENEW)
+        return SSL_TICKET_RETURN_IGNORE_RENEW;
+    if (!SSL_SESSION_get0_ticket_appdata(s, &data, &len) || len != strlen(arg) ||
+        memcmp(data, arg, len) != 0)
+        return SSL_TICKET_RETURN_IGNORE_RENEW;
+    return SSL_TICKET_RETURN_USE;
+}
+
+static void ticket_callbacks_carry_appdata(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(SSL_CTX_set_session_ticket_cb(f->sctx, gen_cb, dec_cb, "quic-v1"), 1);
+    SSL_SESSION *s = first_handshake(f);
+    dec_calls = 0;
+    assert_true(resume(f, s, 1));
+    assert_int_equal(dec_calls, 1);
+    assert_int_equal(SSL_session_reused(f->p.server.ssl), 1);
+    assert_int_equal(SSL_get_early_data_status(f->p.server.ssl), SSL_EARLY_DATA_ACCEPTED);
+    mock_pair_free(&f->p);
+    /* The server now runs another version: the callback refuses, a full handshake follows. */
+    assert_int_equal(SSL_CTX_set_session_ticket_cb(f->sctx, gen_cb, dec_cb, "quic-v2"), 1);
+    assert_true(resume(f, sessions[n_sessions - 1], 1));
+    assert_int_equal(SSL_session_reused(f->p.server.ssl), 0);
+    assert_rejected_but_complete(f);
+}
+
+/* A session survives i2d/d2i and resumes with 0-RTT. */
+static void serialised_session_resumes(void **state)
+{
+    struct fixture *f = *state;
+    SSL_SESSION *s = first_handshake(f);
+    unsigned char *der = NULL;
+    int len = i2d_SSL_SESSION(s, &der);
+    assert_true(len > 0);
+    const unsigned char *p = der;
+    SSL_SESSION *back = d2i_SSL_SESSION(NULL, &p, len);
+    OPENSSL_free(der);
+    assert_non_null(back);
+    assert_true(resume(f, back, 1));
+    SSL_SESSION_free(back);
+    assert_int_equal(SSL_get_early_data_status(f->p.server.ssl), SSL_EARLY_DATA_ACCEPTED);
+}
+
+/* ---- client certificates (RFC 8446 §4.3.2, §4.4.2) ---- */
+
+static void client_certificate_is_verified_by_the_server(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(SSL_CTX_load_verify_locations(f->sctx, mock_cert_path("ca.pem"), NULL), 1);
+    SSL_CTX_set_verify(f->sctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    assert_int_equal(SSL_CTX_use_certificate_chain_file(f->cctx, mock_cert_path("client.pem")), 1);
+    assert_int_equal(
+        SSL_CTX_use_PrivateKey_file(f->cctx, mock_cert_path("client.key"), SSL_FILETYPE_PEM), 1);
+    assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
+    assert_true(mock_handshake(&f->p, 0));
+    X509 *peer = SSL_get1_peer_certificate(f->p.server.ssl);
+    assert_non_null(peer);
+    X509_free(peer);
+    assert_int_equal(SSL_get_verify_result(f->p.server.ssl), X509_V_OK);
+}
+
+static void missing_client_certificate_is_certificate_required(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(SSL_CTX_load_verify_locations(f->sctx, mock_cert_path("ca.pem"), NULL), 1);
+    SSL_CTX_set_verify(f->sctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
+    assert_false(mock_handshake(&f->p, 0));
+    assert_int_equal(f->p.server.alert, 116);
+    assert_int_equal(ERR_GET_REASON(ERR_peek_error()), SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE);
+}
+
+static void optional_client_certificate_may_be_absent(void **state)
+{
+    struct fixture *f = *state;
+    SSL_CTX_set_verify(f->sctx, SSL_VERIFY_PEER, NULL);
+    assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
+    assert_true(mock_handshake(&f->p, 0));
+    assert_null(SSL_get1_peer_certificate(f->p.server.ssl));
+}
+
+static void untrusted_client_certificate_is_unknown_ca(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(SSL_CTX_load_verify_locations(f->sctx, mock_cert_path("other-ca.pem"), NULL),
+                     1);
+    SSL_CTX_set_verify(f->sctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    assert_int_equal(SSL_CTX_use_certificate_chain_file(f->cctx, mock_cert_path("client.pem")), 1);
+    assert_int_equal(
+        SSL_CTX_use_PrivateKey_file(f->cctx, mock_cert_path("client.key"), SSL_FILETYPE_PEM), 1);
+    assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
+    assert_false(mock_handshake(&f->p, 0));
+    assert_int_equal(f->p.server.alert, SSL_AD_UNKNOWN_CA);
+    assert_int_equal(ERR_GET_REASON(ERR_peek_error()), SSL_R_CERTIFICATE_VERIFY_FAILED);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(server_sends_two_tickets_and_client_delivers_each, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(num_tickets_is_honoured, setup, teardown),
+        cmocka_unit_test_setup_teardown(resumed_handshake_skips_certificates, setup, teardown),
+        cmocka_unit_test_setup_teardown(zero_rtt_is_accepted_with_equal_early_secrets, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(zero_rtt_ticket_is_single_use, setup, teardown),
+        cmocka_unit_test_setup_teardown(zero_rtt_rejected_when_alpn_changes, setup, teardown),
+        cmocka_unit_test_setup_teardown(zero_rtt_rejected_when_sni_changes, setup, teardown),
+        cmocka_unit_test_setup_teardown(zero_rtt_rejected_when_context_changes, setup, teardown),
+        cmocka_unit_test_setup_teardown(zero_rtt_rejected_after_hello_retry_request, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(ticket_age_mismatch_rejects_zero_rtt, setup, teardown),
+        cmocka_unit_test_setup_teardown(expired_ticket_means_full_handshake, setup, teardown),
+        cmocka_unit_test_setup_teardown(ticket_from_another_server_means_full_handshake, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(early_data_disabled_on_server_is_rejected, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(tickets_without_max_early_data_do_not_offer_0rtt, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(ticket_callbacks_carry_appdata, setup, teardown),
+        cmocka_unit_test_setup_teardown(serialised_session_resumes, setup, teardown),
+        cmocka_unit_test_setup_teardown(client_certificate_is_verified_by_the_server, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(missing_client_certificate_is_certificate_required, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(optional_client_certificate_may_be_absent, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(untrusted_client_certificate_is_unknown_ca, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
