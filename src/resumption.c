@@ -30,6 +30,31 @@ static int alpn_offered(const SSL *c, const uint8_t *name, size_t len)
     return 0;
 }
 
+/*
+ * A resumed connection's peer is the one authenticated in the original
+ * handshake; sessions keep the leaf only, so that is the chain too.
+ */
+static int adopt_session_peer(SSL *c, SSL_SESSION *s)
+{
+    X509_free(c->peer_cert);
+    sk_X509_pop_free(c->peer_chain, X509_free);
+    c->peer_cert = NULL;
+    c->peer_chain = NULL;
+    c->verify_result = s->verify_result;
+    if (s->peer == NULL)
+        return 1;
+    c->peer_chain = sk_X509_new_null();
+    if (c->peer_chain == NULL || !X509_up_ref(s->peer))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+    if (!sk_X509_push(c->peer_chain, s->peer)) {
+        X509_free(s->peer);
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+    }
+    c->peer_cert = s->peer;
+    X509_up_ref(c->peer_cert);
+    return 1;
+}
+
 /* ---- client ---- */
 
 int psk_client_prepare(SSL *c)
@@ -161,13 +186,7 @@ int psk_client_server_hello(SSL *c, const struct ext_set *e)
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_PSK);
     hs->resumed = 1;
     c->session_reused = 1;
-    /* The peer was authenticated in the original handshake. */
-    X509_free(c->peer_cert);
-    c->peer_cert = c->session->peer;
-    if (c->peer_cert != NULL)
-        X509_up_ref(c->peer_cert);
-    c->verify_result = c->session->verify_result;
-    return 1;
+    return adopt_session_peer(c, c->session);
 }
 
 int psk_client_encrypted_extensions(SSL *c, const struct ext_set *e)
@@ -382,12 +401,7 @@ static int resume_with(SSL *c, SSL_SESSION *s, size_t index)
     hs->resumed = 1;
     hs->psk_identity = (uint16_t)index;
     c->session_reused = 1;
-    X509_free(c->peer_cert);
-    c->peer_cert = s->peer;
-    if (c->peer_cert != NULL)
-        X509_up_ref(c->peer_cert);
-    c->verify_result = s->verify_result;
-    return 1;
+    return adopt_session_peer(c, s);
 }
 
 static int accept_early_data(SSL *c, const struct rd *whole)
