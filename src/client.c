@@ -27,16 +27,6 @@ static const uint8_t hrr_random[32] = {
     0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
 };
 
-/* A message of the expected type, or HS_WANT_MESSAGE / HS_ERROR through *wait. */
-static int read_expected(SSL *c, uint8_t want, struct rd *body, struct rd *whole,
-                         enum hs_wait *wait)
-{
-    uint8_t type;
-    int r = msg_read(c, &type, body, whole);
-    *wait = r == 0 ? HS_WANT_MESSAGE : HS_ERROR;
-    return r == 1 && msg_expect(c, type, want);
-}
-
 static int make_key_share(SSL *c, const struct group *g)
 {
     struct hs *hs = c->hs;
@@ -175,7 +165,7 @@ static enum hs_wait do_read_server_hello(SSL *c)
     uint16_t legacy_version, suite_id, version;
     uint8_t random[32], compression;
     struct ext_set e;
-    if (!read_expected(c, HT_SERVER_HELLO, &body, &whole, &wait))
+    if (!msg_read_expected(c, HT_SERVER_HELLO, &body, &whole, &wait))
         return wait;
     if (!rd_u16(&body, &legacy_version) || !rd_copy(&body, random, sizeof(random)) ||
         !rd_vec8(&body, &session_id) || !rd_u16(&body, &suite_id) ||
@@ -211,7 +201,7 @@ static enum hs_wait do_read_encrypted_extensions(SSL *c)
     struct rd body, whole, exts;
     enum hs_wait wait;
     struct ext_set e;
-    if (!read_expected(c, HT_ENCRYPTED_EXTENSIONS, &body, &whole, &wait))
+    if (!msg_read_expected(c, HT_ENCRYPTED_EXTENSIONS, &body, &whole, &wait))
         return wait;
     if (!rd_vec16(&body, &exts) || !rd_empty(&body))
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
@@ -262,7 +252,7 @@ static enum hs_wait do_read_server_certificate(SSL *c)
 {
     struct rd body, whole;
     enum hs_wait wait;
-    if (!read_expected(c, HT_CERTIFICATE, &body, &whole, &wait))
+    if (!msg_read_expected(c, HT_CERTIFICATE, &body, &whole, &wait))
         return wait;
     if (!msg_parse_certificate(c, body, 0) || !cert_verify_peer_chain(c, c->peer_chain) ||
         !msg_consume(c, &whole))
@@ -273,31 +263,19 @@ static enum hs_wait do_read_server_certificate(SSL *c)
 
 static enum hs_wait do_read_server_certificate_verify(SSL *c)
 {
-    struct rd body, whole;
-    enum hs_wait wait;
-    uint8_t thash[EVP_MAX_MD_SIZE];
-    if (!read_expected(c, HT_CERTIFICATE_VERIFY, &body, &whole, &wait))
-        return wait;
-    if (!transcript_hash(&c->hs->transcript, thash) ||
-        !msg_check_certificate_verify(c, body, X509_get0_pubkey(c->peer_cert), thash) ||
-        !msg_consume(c, &whole))
-        return HS_ERROR;
-    c->hs->state = CS_READ_SERVER_FINISHED;
-    return HS_CONTINUE;
+    enum hs_wait w = msg_read_certificate_verify(c);
+    if (w == HS_CONTINUE)
+        c->hs->state = CS_READ_SERVER_FINISHED;
+    return w;
 }
 
 static enum hs_wait do_read_server_finished(SSL *c)
 {
     struct hs *hs = c->hs;
-    struct rd body, whole;
-    enum hs_wait wait;
-    uint8_t thash[EVP_MAX_MD_SIZE];
-    if (!read_expected(c, HT_FINISHED, &body, &whole, &wait))
-        return wait;
-    if (!transcript_hash(&hs->transcript, thash) ||
-        !msg_check_finished(c, body, &hs->server_hs, thash) || !msg_consume(c, &whole) ||
-        !quic_set_read_level(c, ssl_encryption_application) ||
-        !hs_derive_application_secrets(c))
+    enum hs_wait w = msg_read_finished(c, &hs->server_hs);
+    if (w != HS_CONTINUE)
+        return w;
+    if (!hs_derive_application_secrets(c))
         return HS_ERROR;
     hs->state = hs->cert_requested ? CS_SEND_CLIENT_CERTIFICATE : CS_SEND_CLIENT_FINISHED;
     return HS_CONTINUE;

@@ -602,6 +602,13 @@ int msg_read(SSL *c, uint8_t *type, struct rd *body, struct rd *whole);
 QTLS_MUST_CHECK int msg_consume(SSL *c, const struct rd *whole);
 /* Fails with unexpected_message unless type == want. */
 QTLS_MUST_CHECK int msg_expect(SSL *c, uint8_t type, uint8_t want);
+/* msg_read + msg_expect: 1 with the message, else 0 and *wait says want-message or error. */
+QTLS_MUST_CHECK int msg_read_expected(SSL *c, uint8_t want, struct rd *body, struct rd *whole,
+                                      enum hs_wait *wait);
+/* Reads and checks the peer's CertificateVerify against c->peer_cert: HS_CONTINUE when done. */
+enum hs_wait msg_read_certificate_verify(SSL *c);
+/* Reads and checks the peer's Finished (base: its handshake traffic secret): HS_CONTINUE. */
+enum hs_wait msg_read_finished(SSL *c, const struct secret *base);
 
 /* Shared by both sides (msg.c). */
 QTLS_MUST_CHECK int msg_write_certificate(SSL *c, const uint8_t *context, size_t context_len,

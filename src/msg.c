@@ -75,6 +75,43 @@ int msg_expect(SSL *c, uint8_t type, uint8_t want)
     return 1;
 }
 
+int msg_read_expected(SSL *c, uint8_t want, struct rd *body, struct rd *whole,
+                      enum hs_wait *wait)
+{
+    uint8_t type;
+    int r = msg_read(c, &type, body, whole);
+    *wait = r == 0 ? HS_WANT_MESSAGE : HS_ERROR;
+    return r == 1 && msg_expect(c, type, want);
+}
+
+enum hs_wait msg_read_certificate_verify(SSL *c)
+{
+    struct rd body, whole;
+    enum hs_wait wait;
+    uint8_t thash[EVP_MAX_MD_SIZE];
+    if (!msg_read_expected(c, HT_CERTIFICATE_VERIFY, &body, &whole, &wait))
+        return wait;
+    if (!transcript_hash(&c->hs->transcript, thash) ||
+        !msg_check_certificate_verify(c, body, X509_get0_pubkey(c->peer_cert), thash) ||
+        !msg_consume(c, &whole))
+        return HS_ERROR;
+    return HS_CONTINUE;
+}
+
+enum hs_wait msg_read_finished(SSL *c, const struct secret *base)
+{
+    struct rd body, whole;
+    enum hs_wait wait;
+    uint8_t thash[EVP_MAX_MD_SIZE];
+    if (!msg_read_expected(c, HT_FINISHED, &body, &whole, &wait))
+        return wait;
+    /* After the peer's Finished the next message, if any, is post-handshake. */
+    if (!transcript_hash(&c->hs->transcript, thash) || !msg_check_finished(c, body, base, thash) ||
+        !msg_consume(c, &whole) || !quic_set_read_level(c, ssl_encryption_application))
+        return HS_ERROR;
+    return HS_CONTINUE;
+}
+
 /* ---- Certificate (§4.4.2) ---- */
 
 static void write_cert_entry(struct wr *w, X509 *x)

@@ -418,20 +418,11 @@ static enum hs_wait do_send_finished(SSL *c)
     return HS_CONTINUE;
 }
 
-static int read_expected(SSL *c, uint8_t want, struct rd *body, struct rd *whole,
-                         enum hs_wait *wait)
-{
-    uint8_t type;
-    int r = msg_read(c, &type, body, whole);
-    *wait = r == 0 ? HS_WANT_MESSAGE : HS_ERROR;
-    return r == 1 && msg_expect(c, type, want);
-}
-
 static enum hs_wait do_read_client_certificate(SSL *c)
 {
     struct rd body, whole;
     enum hs_wait wait;
-    if (!read_expected(c, HT_CERTIFICATE, &body, &whole, &wait))
+    if (!msg_read_expected(c, HT_CERTIFICATE, &body, &whole, &wait))
         return wait;
     if (!msg_parse_certificate(c, body, 1))
         return HS_ERROR;
@@ -450,31 +441,19 @@ static enum hs_wait do_read_client_certificate(SSL *c)
 
 static enum hs_wait do_read_client_certificate_verify(SSL *c)
 {
-    struct rd body, whole;
-    enum hs_wait wait;
-    uint8_t thash[EVP_MAX_MD_SIZE];
-    if (!read_expected(c, HT_CERTIFICATE_VERIFY, &body, &whole, &wait))
-        return wait;
-    if (!transcript_hash(&c->hs->transcript, thash) ||
-        !msg_check_certificate_verify(c, body, X509_get0_pubkey(c->peer_cert), thash) ||
-        !msg_consume(c, &whole))
-        return HS_ERROR;
-    c->hs->state = SS_READ_CLIENT_FINISHED;
-    return HS_CONTINUE;
+    enum hs_wait w = msg_read_certificate_verify(c);
+    if (w == HS_CONTINUE)
+        c->hs->state = SS_READ_CLIENT_FINISHED;
+    return w;
 }
 
 static enum hs_wait do_read_client_finished(SSL *c)
 {
     struct hs *hs = c->hs;
-    struct rd body, whole;
-    enum hs_wait wait;
-    uint8_t thash[EVP_MAX_MD_SIZE];
-    if (!read_expected(c, HT_FINISHED, &body, &whole, &wait))
-        return wait;
-    if (!transcript_hash(&hs->transcript, thash) ||
-        !msg_check_finished(c, body, &hs->client_hs, thash) || !msg_consume(c, &whole) ||
-        !quic_set_read_level(c, ssl_encryption_application) || !hs_derive_resumption_secret(c) ||
-        !psk_server_write_tickets(c))
+    enum hs_wait w = msg_read_finished(c, &hs->client_hs);
+    if (w != HS_CONTINUE)
+        return w;
+    if (!hs_derive_resumption_secret(c) || !psk_server_write_tickets(c))
         return HS_ERROR;
     hs->state = SS_DONE;
     return HS_DONE;
