@@ -227,7 +227,9 @@ static enum hs_wait do_read_certificate_request(SSL *c)
     hs->state = CS_READ_SERVER_CERTIFICATE;
     if (type != HT_CERTIFICATE_REQUEST)
         return HS_CONTINUE;
-    if (!rd_vec8(&body, &context) || !rd_vec16(&body, &exts) || !rd_empty(&body))
+    /* §4.3.2: the context is empty outside post-handshake auth, which QUIC forbids. */
+    if (!rd_vec8(&body, &context) || !rd_vec16(&body, &exts) || !rd_empty(&body) ||
+        !rd_empty(&context))
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (!ext_split(c, EM_CR, exts, 0, &e))
         return HS_ERROR;

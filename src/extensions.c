@@ -80,8 +80,8 @@ int ext_split(SSL *c, enum ext_msg msg, struct rd list, uint32_t offered, struct
         }
         if (!(ext_table[i].allowed & msg))
             return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, QTLS_R_UNEXPECTED_EXTENSION);
-        /* §4.2: a response may only carry what the client offered. */
-        if (!is_request && !((offered >> i) & 1))
+        /* §4.2: a response may only carry what the client offered, bar the HRR cookie. */
+        if (!is_request && !((offered >> i) & 1) && !(msg == EM_HRR && i == EXT_COOKIE))
             return qtls_fail(c, SSL_AD_UNSUPPORTED_EXTENSION, SSL_R_UNSOLICITED_EXTENSION);
         out->present |= 1u << i;
         out->body[i] = body;

@@ -178,7 +178,7 @@ int msg_parse_certificate(SSL *c, struct rd body, int allow_empty)
     const uint8_t *want = c->server ? hs->cert_request_context.buf : NULL;
     size_t want_len = c->server ? hs->cert_request_context.len : 0;
     if (context.n != want_len || (want_len > 0 && memcmp(context.p, want, want_len) != 0))
-        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_DATA);
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, SSL_R_BAD_DATA);
     if (rd_empty(&list)) {
         if (!allow_empty) /* §4.4.2.4 */
             return qtls_fail(c, SSL_AD_DECODE_ERROR, SSL_R_BAD_DATA);

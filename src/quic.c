@@ -177,9 +177,10 @@ int SSL_provide_quic_data(SSL *ssl, OSSL_ENCRYPTION_LEVEL level, const uint8_t *
         ERR_raise(ERR_LIB_SSL, SSL_R_WRONG_ENCRYPTION_LEVEL_RECEIVED);
         return 0;
     }
-    ssl->last_provided_level = level;
-    if (len == 0)
+    if (len == 0) {
+        ssl->last_provided_level = level;
         return 1;
+    }
     struct wr *in = &ssl->in[level];
     /* Views of consumed messages are dead now: drop those bytes. */
     wr_consume(in, ssl->in_off[level]);
@@ -195,6 +196,7 @@ int SSL_provide_quic_data(SSL *ssl, OSSL_ENCRYPTION_LEVEL level, const uint8_t *
         ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
         return 0;
     }
+    ssl->last_provided_level = level; /* only accepted data moves the level on */
     return 1;
 }
 

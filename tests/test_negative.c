@@ -1347,10 +1347,10 @@ static const struct neg_case cases[] = {
     {ROW("certificate_that_does_not_parse_is_bad_certificate", PUMP),
      BODY(1, HSK, HT_CERTIFICATE, cert_garbage_der),
      EXPECT(SSL_AD_BAD_CERTIFICATE, SSL_R_BAD_DATA)},
-    /* RFC 8446 §4.4.2: a server's certificate_request_context is empty (alert is qtls's choice) */
-    {ROW("server_certificate_with_request_context_is_illegal_parameter", PUMP),
+    /* RFC 8446 §4.4.2: a server's certificate_request_context is empty (decode_error, as BoringSSL) */
+    {ROW("server_certificate_with_request_context_is_decode_error", PUMP),
      BODY(1, HSK, HT_CERTIFICATE, cert_with_context),
-     EXPECT(SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_DATA)},
+     EXPECT(SSL_AD_DECODE_ERROR, SSL_R_BAD_DATA)},
     /* RFC 8446 §4.4.2: entry extensions must correspond to ClientHello ones */
     {ROW("certificate_entry_with_unsolicited_extension_is_unsupported_extension", PUMP),
      BODY(1, HSK, HT_CERTIFICATE, cert_entry_unknown_extension),
