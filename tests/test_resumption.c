@@ -7,8 +7,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <openssl/core_names.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
 
 #include <cmocka.h>
 #include <openssl/err.h>
@@ -373,6 +379,124 @@ static void serialised_session_resumes(void **state)
     assert_int_equal(SSL_get_early_data_status(f->p.server.ssl), SSL_EARLY_DATA_ACCEPTED);
 }
 
+/*
+ * A fleet's shared ticket key through SSL_CTX_set_tlsext_ticket_key_evp_cb:
+ * fixed here so that another process can open the tickets.
+ */
+static int fleet_key_cb(SSL *s, unsigned char key_name[16], unsigned char *iv,
+                        EVP_CIPHER_CTX *cctx, EVP_MAC_CTX *hctx, int enc)
+{
+    static const unsigned char name[16] = "qtls-test-fleet";
+    static unsigned char aes[32] = {1, 2, 3}, mac[32] = {4, 5, 6};
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY, mac, 32),
+                           OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, "SHA256", 0),
+                           OSSL_PARAM_construct_end()};
+    if (enc) {
+        memcpy(key_name, name, 16);
+        if (RAND_bytes(iv, 16) != 1 ||
+            !EVP_EncryptInit_ex(cctx, EVP_aes_256_cbc(), NULL, aes, iv))
+            return -1;
+    } else {
+        if (memcmp(key_name, name, 16) != 0)
+            return 0;
+        if (!EVP_DecryptInit_ex(cctx, EVP_aes_256_cbc(), NULL, aes, iv))
+            return -1;
+    }
+    return EVP_MAC_CTX_set_params(hctx, params) ? 1 : -1;
+}
+
+/* The second half of the cross-process test: a new process resumes a stored session. */
+static int resume_from_pem(const char *path)
+{
+    struct fixture f;
+    SSL_SESSION *s = NULL;
+    FILE *fp = fopen(path, "r");
+    int ok = fp != NULL && (s = PEM_read_SSL_SESSION(fp, NULL, NULL, NULL)) != NULL;
+    if (fp != NULL)
+        fclose(fp);
+    memset(&f, 0, sizeof(f));
+    f.cctx = mock_client_ctx();
+    f.sctx = mock_server_ctx("ecdsa256");
+    ok = ok && f.cctx != NULL && f.sctx != NULL &&
+         SSL_CTX_set_tlsext_ticket_key_evp_cb(f.sctx, fleet_key_cb);
+    SSL_CTX_set_max_early_data(f.sctx, UINT32_MAX);
+    ok = ok && mock_pair_init(&f.p, f.cctx, f.sctx) && SSL_set_session(f.p.client.ssl, s);
+    if (ok) {
+        SSL_set_quic_early_data_enabled(f.p.client.ssl, 1);
+        SSL_set_quic_early_data_enabled(f.p.server.ssl, 1);
+        ok = mock_handshake(&f.p, 0) && SSL_session_reused(f.p.server.ssl) &&
+             SSL_get_early_data_status(f.p.server.ssl) == SSL_EARLY_DATA_ACCEPTED;
+    }
+    if (!ok)
+        ERR_print_errors_fp(stderr);
+    SSL_SESSION_free(s);
+    mock_pair_free(&f.p);
+    SSL_CTX_free(f.cctx);
+    SSL_CTX_free(f.sctx);
+    return ok ? 0 : 1;
+}
+
+static const char *self_path;
+
+/* Sessions stored as PEM resume with 0-RTT in another process sharing the ticket key. */
+static void pem_session_resumes_in_a_new_process(void **state)
+{
+    struct fixture *f = *state;
+    char path[] = "/tmp/qtls-session-XXXXXX", cmd[600];
+    assert_int_equal(SSL_CTX_set_tlsext_ticket_key_evp_cb(f->sctx, fleet_key_cb), 1);
+    SSL_SESSION *s = first_handshake(f);
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *fp = fdopen(fd, "w");
+    assert_non_null(fp);
+    assert_int_equal(PEM_write_SSL_SESSION(fp, s), 1);
+    fclose(fp);
+    snprintf(cmd, sizeof(cmd), "'%s' --resume-from '%s'", self_path, path);
+    int rc = system(cmd);
+    unlink(path);
+    assert_int_equal(rc, 0);
+}
+
+static char early_line[300];
+
+static void keylog_early(const SSL *ssl, const char *line)
+{
+    if (strncmp(line, "CLIENT_EARLY_TRAFFIC_SECRET ", 28) == 0)
+        snprintf(early_line, sizeof(early_line), "%s", line);
+}
+
+/* The key log carries the 0-RTT secret, equal to the one QUIC received. */
+static void key_log_has_the_early_secret(void **state)
+{
+    struct fixture *f = *state;
+    char hex[65];
+    SSL_SESSION *s = first_handshake(f);
+    early_line[0] = 0;
+    SSL_CTX_set_keylog_callback(f->cctx, keylog_early);
+    assert_true(resume(f, s, 1));
+    for (int i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", f->p.client.write_secret[ssl_encryption_early_data][i]);
+    assert_int_equal(strlen(early_line), 28 + 64 + 1 + 64);
+    assert_string_equal(early_line + 28 + 65, hex);
+}
+
+/* SSL_quic_max_handshake_flight_len follows SSL_CTX_set_max_cert_list (the contract's table). */
+static void flight_limit_follows_max_cert_list(void **state)
+{
+    struct fixture *f = *state;
+    SSL_CTX_set_max_cert_list(f->cctx, 200000);
+    SSL_CTX_set_max_cert_list(f->sctx, 200000);
+    assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
+    SSL *c = f->p.client.ssl, *s = f->p.server.ssl;
+    assert_int_equal(SSL_quic_max_handshake_flight_len(c, ssl_encryption_handshake), 400000);
+    assert_int_equal(SSL_quic_max_handshake_flight_len(s, ssl_encryption_handshake), 16384);
+    SSL_set_verify(s, SSL_VERIFY_PEER, NULL);
+    assert_int_equal(SSL_quic_max_handshake_flight_len(s, ssl_encryption_handshake), 200000);
+    assert_int_equal(SSL_quic_max_handshake_flight_len(c, ssl_encryption_initial), 16384);
+    assert_int_equal(SSL_quic_max_handshake_flight_len(c, ssl_encryption_early_data), 0);
+    assert_int_equal(SSL_quic_max_handshake_flight_len(c, ssl_encryption_application), 16384);
+}
+
 /* ---- client certificates (RFC 8446 §4.3.2, §4.4.2) ---- */
 
 static void client_certificate_is_verified_by_the_server(void **state)
@@ -426,9 +550,15 @@ static void untrusted_client_certificate_is_unknown_ca(void **state)
     assert_int_equal(ERR_GET_REASON(ERR_peek_error()), SSL_R_CERTIFICATE_VERIFY_FAILED);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    self_path = argv[0];
+    if (argc == 3 && strcmp(argv[1], "--resume-from") == 0)
+        return resume_from_pem(argv[2]);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(pem_session_resumes_in_a_new_process, setup, teardown),
+        cmocka_unit_test_setup_teardown(key_log_has_the_early_secret, setup, teardown),
+        cmocka_unit_test_setup_teardown(flight_limit_follows_max_cert_list, setup, teardown),
         cmocka_unit_test_setup_teardown(server_sends_two_tickets_and_client_delivers_each, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(num_tickets_is_honoured, setup, teardown),
