@@ -70,7 +70,7 @@ install: all
 	ln -sf libqtls.so.0 $(DESTDIR)$(PREFIX)/lib/libqtls.so
 	install -m 644 include/qtls/quic.h $(DESTDIR)$(PREFIX)/include/qtls/
 	install -m 644 include/compat/openssl/ssl.h $(DESTDIR)$(PREFIX)/include/qtls/compat/openssl/
-	install -m 644 $(BUILD)/qtls.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|' qtls.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/qtls.pc
 
 clean:
 	rm -rf build build-san

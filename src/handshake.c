@@ -72,6 +72,8 @@ int SSL_do_handshake(SSL *s)
     }
     if (s->phase == PHASE_DONE)
         return 1;
+    /* A stale error from the caller would turn want-read into SSL_ERROR_SSL (as in libssl). */
+    ERR_clear_error();
     if (s->phase == PHASE_FAILED) {
         ERR_raise(ERR_LIB_SSL, QTLS_R_HANDSHAKE_FAILED_BEFORE);
         return -1;
