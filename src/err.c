@@ -40,6 +40,7 @@ static const ERR_STRING_DATA reasons[] = {
     R(SSL_R_CCS_RECEIVED_EARLY, "ccs received early"),
     R(SSL_R_CERTIFICATE_VERIFY_FAILED, "certificate verify failed"),
     R(SSL_R_CERT_LENGTH_MISMATCH, "cert length mismatch"),
+    R(SSL_R_DECRYPTION_FAILED, "decryption failed"),
     R(SSL_R_DIGEST_CHECK_FAILED, "digest check failed"),
     R(SSL_R_EE_KEY_TOO_SMALL, "ee key too small"),
     R(SSL_R_EXCESSIVE_MESSAGE_SIZE, "excessive message size"),
