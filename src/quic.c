@@ -256,18 +256,7 @@ int quic_set_secrets(SSL *c, OSSL_ENCRYPTION_LEVEL level, const struct secret *r
     /* Alerts go out at the newest write level: the peer reads there already. */
     if (write != NULL)
         c->write_level = level;
-    if (m->set_encryption_secrets != NULL) {
-        if (!m->set_encryption_secrets(c, level, read ? read->b : NULL, write ? write->b : NULL,
-                                       len))
-            return callback_failed(c);
-        return 1;
-    }
-    /* BoringSSL-style split callbacks: the write key first (it sends ACKs). */
-    if (write != NULL && m->set_write_secret != NULL &&
-        !m->set_write_secret(c, level, c->cipher, write->b, len))
-        return callback_failed(c);
-    if (read != NULL && m->set_read_secret != NULL &&
-        !m->set_read_secret(c, level, c->cipher, read->b, len))
+    if (!m->set_encryption_secrets(c, level, read ? read->b : NULL, write ? write->b : NULL, len))
         return callback_failed(c);
     return 1;
 }

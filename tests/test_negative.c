@@ -913,7 +913,7 @@ static void cfg_client_second_add_fails(struct fixture *f) { f->p.client.fail_ad
 static void cfg_client_hs_secret_fails(struct fixture *f) { f->p.client.fail_secret_call = 1; }
 static void cfg_client_app_secret_fails(struct fixture *f) { f->p.client.fail_secret_call = 2; }
 
-static SSL_QUIC_METHOD flush_fails_method, split_read_fails_method;
+static SSL_QUIC_METHOD flush_fails_method;
 
 static int flush_fails(SSL *ssl) { return 0; }
 static void cfg_server_flush_fails(struct fixture *f)
@@ -921,27 +921,6 @@ static void cfg_server_flush_fails(struct fixture *f)
     flush_fails_method = mock_quic_method;
     flush_fails_method.flush_flight = flush_fails;
     assert_int_equal(SSL_set_quic_method(f->p.server.ssl, &flush_fails_method), 1);
-}
-/* BoringSSL-style split secret callbacks: the write one works, the read one fails. */
-static int split_write_ok(SSL *ssl, enum ssl_encryption_level_t level, const SSL_CIPHER *cipher,
-                          const uint8_t *secret, size_t len)
-{
-    struct mock_side *s = SSL_get_app_data(ssl);
-    s->have_write[level] = 1;
-    return 1;
-}
-static int split_read_fails(SSL *ssl, enum ssl_encryption_level_t level, const SSL_CIPHER *cipher,
-                            const uint8_t *secret, size_t len)
-{
-    return 0;
-}
-static void cfg_server_split_read_fails(struct fixture *f)
-{
-    split_read_fails_method = mock_quic_method;
-    split_read_fails_method.set_encryption_secrets = NULL;
-    split_read_fails_method.set_write_secret = split_write_ok;
-    split_read_fails_method.set_read_secret = split_read_fails;
-    assert_int_equal(SSL_set_quic_method(f->p.server.ssl, &split_read_fails_method), 1);
 }
 
 /* ---- extra checks ---- */
@@ -1496,10 +1475,6 @@ static const struct neg_case cases[] = {
     /* The contract: flush_flight returning 0 */
     {ROW("server_flush_flight_failure_is_internal_error", PUMP), .config = cfg_server_flush_fails,
      SERVER, EXPECT(SSL_AD_INTERNAL_ERROR, QTLS_R_QUIC_CALLBACK_FAILED)},
-    /* The contract: a BoringSSL-style set_read_secret returning 0 */
-    {ROW("server_split_read_secret_failure_is_internal_error", PUMP),
-     .config = cfg_server_split_read_fails, SERVER,
-     EXPECT(SSL_AD_INTERNAL_ERROR, QTLS_R_QUIC_CALLBACK_FAILED)},
     /* The contract: add_handshake_data returning 0 on ClientHello */
     {ROW("client_add_handshake_data_failure_is_internal_error", PUMP),
      .config = cfg_client_add_fails, EXPECT(SSL_AD_INTERNAL_ERROR, QTLS_R_QUIC_CALLBACK_FAILED)},

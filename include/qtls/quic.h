@@ -35,9 +35,11 @@ typedef enum ssl_encryption_level_t {
 } OSSL_ENCRYPTION_LEVEL;
 
 /*
- * The LibreSSL layout: the four quictls members first, so positional
- * initialisers written for quictls keep working, then BoringSSL-style split
- * secret callbacks, used only when set_encryption_secrets is NULL.
+ * Exactly quictls's four members, in its order. No BoringSSL-style split
+ * secret callbacks are appended: quictls code initialises this struct
+ * positionally with four values, and any extra member makes that a
+ * -Wmissing-field-initializers error in builds with -Wextra -Werror
+ * (nginx's default flags, ngtcp2's --enable-werror).
  */
 struct ssl_quic_method_st {
     int (*set_encryption_secrets)(SSL *ssl, OSSL_ENCRYPTION_LEVEL level,
@@ -47,10 +49,6 @@ struct ssl_quic_method_st {
                               size_t len);
     int (*flush_flight)(SSL *ssl);
     int (*send_alert)(SSL *ssl, enum ssl_encryption_level_t level, uint8_t alert);
-    int (*set_read_secret)(SSL *ssl, enum ssl_encryption_level_t level,
-                           const SSL_CIPHER *cipher, const uint8_t *secret, size_t secret_len);
-    int (*set_write_secret)(SSL *ssl, enum ssl_encryption_level_t level,
-                            const SSL_CIPHER *cipher, const uint8_t *secret, size_t secret_len);
 };
 typedef struct ssl_quic_method_st SSL_QUIC_METHOD;
 

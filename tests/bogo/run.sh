@@ -14,9 +14,7 @@
 # Environment: BOGO_TEST (runner -test pattern, default *QUIC*), BOGO_WORKERS
 # (default 2), BOGO_TIMEOUT (seconds for the whole run, default 900),
 # BOGO_CFLAGS (for the shim, default -O1 -g; make passes its own),
-# QTLS_BOGO_LIB (the qtls archive), QTLS_BOGO_SECRETS=quictls (use
-# set_encryption_secrets instead of the BoringSSL-style split secret
-# callbacks). Exits 1 if any test failed.
+# QTLS_BOGO_LIB (the qtls archive). Exits 1 if any test failed.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

@@ -25,8 +25,9 @@
  * once they exist (see have_sessions() and blocker()). Link with
  * --whole-archive so that a weak reference finds them in libqtls.a.
  *
- * Set QTLS_BOGO_SECRETS=quictls to take the secrets through quictls's
- * set_encryption_secrets instead of BoringSSL's set_read/write_secret.
+ * Secrets arrive through quictls's set_encryption_secrets (qtls's
+ * SSL_QUIC_METHOD has exactly quictls's four members) and are filed per
+ * direction for the mock transport.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -434,7 +435,6 @@ struct conn {
     char failure[512];           /* why the shim itself gave up, printed on failure */
 };
 
-static int use_quictls_secrets; /* QTLS_BOGO_SECRETS=quictls: set_encryption_secrets */
 
 static struct conn *conn_of(const SSL *ssl) { return SSL_get_app_data(ssl); }
 
@@ -687,13 +687,6 @@ static int send_alert(SSL *ssl, enum ssl_encryption_level_t level, uint8_t alert
     return write_record(c, level, RT_ALERT, msg, sizeof(msg));
 }
 
-static const SSL_QUIC_METHOD split_method = {
-    .add_handshake_data = add_handshake_data,
-    .flush_flight = flush_flight,
-    .send_alert = send_alert,
-    .set_read_secret = set_read_secret,
-    .set_write_secret = set_write_secret,
-};
 static const SSL_QUIC_METHOD quictls_method = {
     .set_encryption_secrets = set_encryption_secrets,
     .add_handshake_data = add_handshake_data,
@@ -920,7 +913,7 @@ static SSL_CTX *setup_ctx(const struct config *cfg)
     SSL_CTX *ctx = SSL_CTX_new(cfg->is_server ? TLS_server_method() : TLS_client_method());
     if (ctx == NULL)
         return NULL;
-    const SSL_QUIC_METHOD *m = use_quictls_secrets ? &quictls_method : &split_method;
+    const SSL_QUIC_METHOD *m = &quictls_method;
     if (!SSL_CTX_set_quic_method(ctx, m))
         goto err;
     /* With -use-old-client-cert-callback the certificate comes from the callback. */
@@ -1509,8 +1502,6 @@ int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
     atexit(done_marker);
-    const char *mode = getenv("QTLS_BOGO_SECRETS");
-    use_quictls_secrets = mode != NULL && strcmp(mode, "quictls") == 0;
 
     static struct config initial, resume, retry;
     config_defaults(&initial);

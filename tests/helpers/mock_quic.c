@@ -79,7 +79,7 @@ static int send_alert(SSL *ssl, enum ssl_encryption_level_t level, uint8_t alert
 }
 
 const SSL_QUIC_METHOD mock_quic_method = {set_secrets, add_handshake_data, flush_flight,
-                                          send_alert, NULL, NULL};
+                                          send_alert};
 
 const char *mock_cert_path(const char *name)
 {
