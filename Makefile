@@ -22,7 +22,7 @@ TEST_SRCS = $(sort $(wildcard tests/test_*.c))
 TESTS = $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 TEST_HELPERS = $(sort $(wildcard tests/helpers/*.c))
 
-.PHONY: all check demo install clean deps
+.PHONY: all check demo install clean deps bogo interop
 all: $(BUILD)/libqtls.a $(BUILD)/libqtls.so $(BUILD)/qtls.pc
 
 $(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h include/qtls/*.h) | $(BUILD)/obj
@@ -79,5 +79,9 @@ clean:
 # against the shim in tests/bogo (see tests/bogo/README.md). Last line:
 # "N passed, N failed, N skipped".
 .PHONY: bogo
+# ngtcp2 0.12.1's own quictls backend and examples, unmodified, on qtls (tests/ngtcp2/run.sh)
+interop: deps
+	@tests/ngtcp2/run.sh
+
 bogo: deps $(BUILD)/libqtls.a
 	@QTLS_BOGO_LIB=$(CURDIR)/$(BUILD)/libqtls.a BOGO_CFLAGS="$(OPT)" tests/bogo/run.sh
