@@ -88,7 +88,8 @@ int quic_take_peer_tp(SSL *c, const struct ext_set *e)
                          SSL_R_MISSING_QUIC_TRANSPORT_PARAMETERS_EXTENSION);
     int use_draft = draft && (!v1 || c->quic_tp_version == TLSEXT_TYPE_quic_transport_parameters_draft);
     const struct rd *body = &e->body[use_draft ? EXT_QUIC_TP_DRAFT : EXT_QUIC_TP];
-    uint8_t *copy = OPENSSL_memdup(body->p, body->n > 0 ? body->n : 1);
+    /* An empty body still gets a buffer, so that "received" and "none" stay apart. */
+    uint8_t *copy = body->n > 0 ? OPENSSL_memdup(body->p, body->n) : OPENSSL_zalloc(1);
     if (copy == NULL)
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
     OPENSSL_free(c->peer_tp);
