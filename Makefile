@@ -48,10 +48,48 @@ $(BUILD)/tests/%: tests/%.c $(TEST_HELPERS) $(wildcard tests/helpers/*.h) $(BUIL
 
 TEST_LIBS_test_gnutls = -lgnutls
 
+# ngtcp2 crypto backend (src/ngtcp2/, include/qtls/ngtcp2_crypto_qtls.h): libqtls_ngtcp2, a
+# library of its own beside libqtls, built and tested only where libngtcp2-dev (0.12) is
+# installed. It implements ngtcp2_crypto.h, as libngtcp2_crypto_gnutls does.
+HAVE_NGTCP2 := $(shell pkg-config --exists libngtcp2 2>/dev/null && echo 1)
+NG_SRCS = $(sort $(wildcard src/ngtcp2/*.c))
+NG_OBJS = $(NG_SRCS:src/ngtcp2/%.c=$(BUILD)/obj/ngtcp2/%.o)
+NG_TEST = $(BUILD)/tests/test_ngtcp2_backend
+ifeq ($(HAVE_NGTCP2),1)
+NGTCP2_CFLAGS := $(shell pkg-config --cflags libngtcp2)
+NGTCP2_LIBS := $(shell pkg-config --libs libngtcp2)
+all: $(BUILD)/libqtls_ngtcp2.a $(BUILD)/libqtls_ngtcp2.so $(BUILD)/qtls_ngtcp2.pc
+TEST_LIBS_test_ngtcp2_backend = $(BUILD)/libqtls_ngtcp2.a $(BUILD)/libqtls.a $(NGTCP2_LIBS) \
+    $(LIBCRYPTO) -ldl
+$(NG_TEST): $(BUILD)/libqtls_ngtcp2.a
+else
+TESTS := $(filter-out $(NG_TEST),$(TESTS))
+endif
+
+$(BUILD)/obj/ngtcp2/%.o: src/ngtcp2/%.c $(wildcard src/ngtcp2/*.h) $(wildcard include/qtls/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(NGTCP2_CFLAGS) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/libqtls_ngtcp2.a: $(NG_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+# Exports ngtcp2_crypto.h and qtls/ngtcp2_crypto_qtls.h only; needs libqtls.so.0 at run time.
+$(BUILD)/libqtls_ngtcp2.so: $(NG_OBJS) src/ngtcp2/libqtls_ngtcp2.map $(BUILD)/libqtls.so
+	$(CC) -shared -o $@ $(NG_OBJS) $(OPT) -Wl,-soname,libqtls_ngtcp2.so.0 -Wl,-Bsymbolic \
+	    -Wl,--version-script=src/ngtcp2/libqtls_ngtcp2.map -L$(BUILD) -lqtls $(NGTCP2_LIBS) \
+	    $(LIBCRYPTO)
+
+$(BUILD)/qtls_ngtcp2.pc: qtls_ngtcp2.pc.in
+	sed -e 's|@PREFIX@|$(PREFIX)|' $< > $@
+
 deps:
 	@scripts/deps.sh
 
 check: deps all $(TESTS)
+ifneq ($(HAVE_NGTCP2),1)
+	@echo "skipping tests/test_ngtcp2_backend.c and libqtls_ngtcp2: libngtcp2 not found" \
+	    "by pkg-config (apt-get install libngtcp2-dev)"
+endif
 	@scripts/gen-certs.sh $(BUILD)/certs
 	@QTLS_CERTS=$(CURDIR)/$(BUILD)/certs scripts/run-tests.sh $(TESTS)
 
@@ -71,6 +109,14 @@ install: all
 	install -m 644 include/qtls/quic.h include/qtls/quic_crypto.h $(DESTDIR)$(PREFIX)/include/qtls/
 	install -m 644 include/compat/openssl/ssl.h $(DESTDIR)$(PREFIX)/include/qtls/compat/openssl/
 	sed -e 's|@PREFIX@|$(PREFIX)|' qtls.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/qtls.pc
+ifeq ($(HAVE_NGTCP2),1)
+	install -m 644 $(BUILD)/libqtls_ngtcp2.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libqtls_ngtcp2.so $(DESTDIR)$(PREFIX)/lib/libqtls_ngtcp2.so.0
+	ln -sf libqtls_ngtcp2.so.0 $(DESTDIR)$(PREFIX)/lib/libqtls_ngtcp2.so
+	install -m 644 include/qtls/ngtcp2_crypto_qtls.h $(DESTDIR)$(PREFIX)/include/qtls/
+	sed -e 's|@PREFIX@|$(PREFIX)|' qtls_ngtcp2.pc.in \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/qtls_ngtcp2.pc
+endif
 
 clean:
 	rm -rf build build-san
