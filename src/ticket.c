@@ -518,7 +518,11 @@ int ticket_open(SSL *c, struct rd ticket, struct wr *plain)
 
 /*
  * An open-addressing hash set of keyed digests of the tickets used for
- * 0-RTT, each with the second it was seen. The digest is an HMAC under a
+ * 0-RTT, each with the second it stops mattering: when its own ticket's
+ * window ends. Each entry keeps its own expiry because tickets checked later
+ * may have shorter lifetimes (SSL_CTX_set_timeout changed, fleet keys): judged
+ * by their window, a longer-lived entry would look expired, be reused or
+ * dropped, and its ticket could be replayed. The digest is an HMAC under a
  * per-filter random key, so a client cannot aim tickets at one probe chain.
  * Expired entries stay in place until reused by a probe or dropped by a
  * rebuild. The load stays at most 1/2 so every probe ends at an empty slot.
@@ -530,7 +534,7 @@ int ticket_open(SSL *c, struct rd ticket, struct wr *plain)
 
 struct replay_slot {
     uint8_t d[REPLAY_DIGEST_LEN];
-    uint64_t seen;
+    uint64_t expires; /* live while now < expires (a clock going backwards keeps it live) */
     uint8_t used;
 };
 
@@ -579,9 +583,14 @@ static struct replay_filter *filter_get(SSL_CTX *ctx)
     return f;
 }
 
-static int slot_live(const struct replay_slot *s, uint64_t now, uint64_t window)
+static int slot_live(const struct replay_slot *s, uint64_t now)
 {
-    return s->used && !elapsed(s->seen, now, window);
+    return s->used && now < s->expires;
+}
+
+static uint64_t expiry(uint64_t now, uint64_t window)
+{
+    return window > UINT64_MAX - now ? UINT64_MAX : now + window;
 }
 
 static size_t slot_index(const uint8_t *d, size_t cap)
@@ -605,13 +614,13 @@ static struct replay_slot *slot_empty(struct replay_slot *slots, size_t cap, con
  * more than a quarter of it (so rebuilds are rare). 0 when the live entries
  * alone reach the cap: the filter is full.
  */
-static int filter_make_room(struct replay_filter *f, uint64_t now, uint64_t window)
+static int filter_make_room(struct replay_filter *f, uint64_t now)
 {
     if (f->cap == REPLAY_MAX_SLOTS && f->swept_valid && f->swept == now)
         return 0; /* already rebuilt this second: expiry has freed nothing new */
     size_t live = 0;
     for (size_t i = 0; i < f->cap; i++)
-        live += (size_t)slot_live(&f->slots[i], now, window);
+        live += (size_t)slot_live(&f->slots[i], now);
     size_t cap = f->cap;
     while (live + 1 > cap / 4 && cap < REPLAY_MAX_SLOTS)
         cap *= 2;
@@ -627,7 +636,7 @@ static int filter_make_room(struct replay_filter *f, uint64_t now, uint64_t wind
         return 0;
     }
     for (size_t i = 0; i < f->cap; i++)
-        if (slot_live(&f->slots[i], now, window))
+        if (slot_live(&f->slots[i], now))
             *slot_empty(slots, cap, f->slots[i].d) = f->slots[i];
     OPENSSL_free(f->slots);
     f->slots = slots;
@@ -646,18 +655,18 @@ static int filter_check_and_add(struct replay_filter *f, const uint8_t *d, uint6
         if (!s->used)
             break;
         if (memcmp(s->d, d, REPLAY_DIGEST_LEN) == 0) {
-            if (slot_live(s, now, window))
+            if (slot_live(s, now))
                 return 0; /* a replay */
-            s->seen = now;
+            s->expires = expiry(now, window);
             return 1;
         }
-        if (reuse == NULL && !slot_live(s, now, window))
+        if (reuse == NULL && !slot_live(s, now))
             reuse = s;
     }
     /* The whole chain was searched, so an expired slot in it can take the entry. */
     if (reuse == NULL) {
         if (f->count + 1 > f->cap / 2) {
-            if (!filter_make_room(f, now, window))
+            if (!filter_make_room(f, now))
                 return 0; /* full: refuse 0-RTT rather than risk accepting a replay */
             s = slot_empty(f->slots, f->cap, d);
         }
@@ -665,7 +674,7 @@ static int filter_check_and_add(struct replay_filter *f, const uint8_t *d, uint6
         reuse = s;
     }
     memcpy(reuse->d, d, REPLAY_DIGEST_LEN);
-    reuse->seen = now;
+    reuse->expires = expiry(now, window);
     reuse->used = 1;
     return 1;
 }

@@ -569,6 +569,26 @@ static void replay_filter_grows_and_refuses_when_full(void **state)
         assert_int_equal(replay_check_and_add(f->ctx, (uint8_t *)&id, sizeof(id), 150, 50), 1);
 }
 
+/*
+ * RFC 8446 §8.1: a ticket used for 0-RTT stays recorded for its own window,
+ * whatever the window of the tickets checked after it (SSL_CTX_set_timeout
+ * may change; fleet keys may open tickets of other lifetimes). Judged by a
+ * later, shorter window it used to look expired, was reused or dropped by a
+ * rebuild, and could then be replayed.
+ */
+static void replay_entries_keep_their_own_window(void **state)
+{
+    struct fixture *f = *state;
+    const uint8_t a[] = "a ticket that lives two hours";
+    assert_int_equal(replay_check_and_add(f->ctx, a, sizeof(a), 1000, 7200), 1);
+    /* Enough short-lived tickets to make the filter rebuild (and probe over every slot). */
+    for (uint32_t id = 0; id < 300; id++)
+        assert_int_equal(replay_check_and_add(f->ctx, (uint8_t *)&id, sizeof(id), 1020, 10), 1);
+    assert_int_equal(replay_check_and_add(f->ctx, a, sizeof(a), 1030, 7200), 0);
+    assert_int_equal(replay_check_and_add(f->ctx, a, sizeof(a), 8199, 7200), 0);
+    assert_int_equal(replay_check_and_add(f->ctx, a, sizeof(a), 8200, 7200), 1);
+}
+
 static void replay_filters_are_per_context(void **state)
 {
     struct fixture *f = *state;
@@ -634,6 +654,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(replay_first_use_only_within_window, setup, teardown),
         cmocka_unit_test_setup_teardown(replay_filter_grows_and_refuses_when_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(replay_entries_keep_their_own_window, setup, teardown),
         cmocka_unit_test_setup_teardown(replay_filters_are_per_context, setup, teardown),
         cmocka_unit_test_setup_teardown(replay_filter_is_thread_safe, setup, teardown),
     };
