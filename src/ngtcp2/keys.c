@@ -203,7 +203,7 @@ static int derive_and_install(ngtcp2_conn *conn, int tx, uint8_t *key, uint8_t *
     int rv = -1;
 
     /* 0-RTT keys are only for the client to seal and the server to open. */
-    if (level == NGTCP2_CRYPTO_LEVEL_EARLY && ngtcp2_conn_is_server(conn) == tx)
+    if (level == NGTCP2_CRYPTO_LEVEL_EARLY && (ngtcp2_conn_is_server(conn) != 0) == tx)
         return 0;
     if (secret == NULL || secretlen == 0 || secretlen > QN_MAX_SECRET_LEN ||
         (ctx = level_ctx(conn, level, &version)) == NULL)
