@@ -81,7 +81,12 @@ static int parse_client_hello(SSL *c, struct rd body, struct client_hello *ch)
     struct rd comp = ch->compression;
     if (!rd_u8(&comp, &method) || method != 0 || !rd_empty(&comp))
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_DATA);
-    return ext_split(c, EM_CH, ch->exts, 0, &ch->e);
+    if (!ext_split(c, EM_CH, ch->exts, 0, &ch->e))
+        return 0;
+    /* §4.2.10: in a ClientHello, early_data is struct {} Empty. */
+    if (ext_has(&ch->e, EXT_EARLY_DATA) && !rd_empty(&ch->e.body[EXT_EARLY_DATA]))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    return 1;
 }
 
 /* §4.2.1: the client must list TLS 1.3 in supported_versions. */

@@ -570,6 +570,7 @@ static void ch_no_alpn(struct hello *h) { ext_del(&h->x, X_ALPN); }
 static void ch_alpn_unknown(struct hello *h) { ext_set(&h->x, X_ALPN, "\0\x04\x03" "foo", 6); }
 static void ch_no_tp(struct hello *h) { ext_del(&h->x, X_TP); }
 static void ch_sni_empty_list(struct hello *h) { ext_set(&h->x, X_SNI, "\0\0", 2); }
+static void ch_early_data_with_body(struct hello *h) { ext_add(&h->x, X_EARLY_DATA, "\0\0", 2); }
 static void ch_psk_not_last(struct hello *h)
 {
     /* identities<7..> and binders<33..>: the shape does not matter, only the position */
@@ -978,6 +979,10 @@ static const struct neg_case cases[] = {
     /* RFC 6066 §3: server_name_list<1..2^16-1> */
     {ROW("crafted_client_hello_with_empty_server_name_list_is_decode_error", CRAFT),
      .hello_fn = ch_sni_empty_list, SERVER, EXPECT(SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR)},
+    /* RFC 8446 §4.2.10: early_data in a ClientHello is empty */
+    {ROW("crafted_client_hello_with_non_empty_early_data_is_decode_error", CRAFT),
+     .hello_fn = ch_early_data_with_body, SERVER,
+     EXPECT(SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR)},
     /* RFC 8446 §4.1.2: a real ClientHello cut short by one byte */
     {ROW("truncated_client_hello_is_decode_error", PUMP), BODY(0, INI, CH_, drop_last_byte),
      SERVER, EXPECT(SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR)},
