@@ -198,6 +198,11 @@ int psk_client_encrypted_extensions(SSL *c, const struct ext_set *e)
     /* §4.2.10: accepting 0-RTT means the first PSK and its suite. */
     if (!c->hs->resumed || c->cipher != c->session->cipher)
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_EARLY_DATA);
+    /* ... and its ALPN: the early data was written for that protocol (as BoringSSL checks). */
+    const SSL_SESSION *s = c->session;
+    if (c->alpn_selected_len != s->alpn_len ||
+        memcmp(c->alpn_selected, s->alpn, s->alpn_len) != 0)
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_INCONSISTENT_EARLY_DATA_ALPN);
     c->early_data_status = SSL_EARLY_DATA_ACCEPTED;
     return 1;
 }

@@ -205,6 +205,52 @@ static void zero_rtt_rejected_when_alpn_changes(void **state)
     assert_rejected_but_complete(f);
 }
 
+/* Replaces the first `len` bytes equal to `from` in the side's output at `level` with `to`. */
+static void patch_output(struct mock_side *side, int level, const void *from, const void *to,
+                         size_t len)
+{
+    for (size_t i = 0; i + len <= side->out_len[level]; i++) {
+        if (memcmp(side->out[level] + i, from, len) == 0) {
+            memcpy(side->out[level] + i, to, len);
+            return;
+        }
+    }
+    fail_msg("pattern not found at level %d", level);
+}
+
+/*
+ * RFC 8446 §4.2.10: a server that accepts 0-RTT must keep the session's
+ * ALPN, since the early data was sent for that protocol. The client checks
+ * it (illegal_parameter) before anything else can go wrong.
+ */
+static void zero_rtt_accepted_with_another_alpn_is_illegal_parameter(void **state)
+{
+    struct fixture *f = *state;
+    static const unsigned char both[] = {2, 'h', '3', 2, 'h', 'q'};
+    /* ALPN extension of EncryptedExtensions: type 16, length 5, list of one name. */
+    static const unsigned char h3[] = {0, 16, 0, 5, 0, 3, 2, 'h', '3'};
+    static const unsigned char hq[] = {0, 16, 0, 5, 0, 3, 2, 'h', 'q'};
+    SSL_SESSION *s = first_handshake(f);
+    assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
+    assert_int_equal(SSL_set_alpn_protos(f->p.client.ssl, both, sizeof(both)), 0);
+    assert_int_equal(SSL_set_session(f->p.client.ssl, s), 1);
+    SSL_set_quic_early_data_enabled(f->p.client.ssl, 1);
+    SSL_set_quic_early_data_enabled(f->p.server.ssl, 1);
+    assert_int_equal(SSL_do_handshake(f->p.client.ssl), -1);
+    assert_true(mock_deliver(&f->p.client, &f->p.server, 0));
+    assert_int_equal(SSL_do_handshake(f->p.server.ssl), -1);
+    assert_int_equal(SSL_get_early_data_status(f->p.server.ssl), SSL_EARLY_DATA_ACCEPTED);
+    patch_output(&f->p.server, ssl_encryption_handshake, h3, hq, sizeof(h3));
+    assert_true(mock_deliver(&f->p.server, &f->p.client, 0));
+    ERR_clear_error();
+    int r = SSL_do_handshake(f->p.client.ssl);
+    assert_int_equal(SSL_get_error(f->p.client.ssl, r), SSL_ERROR_SSL);
+    assert_int_equal(f->p.client.alerts_sent, 1);
+    assert_int_equal(f->p.client.alert, SSL_AD_ILLEGAL_PARAMETER);
+    assert_int_equal(mock_first_ssl_reason(), SSL_R_INCONSISTENT_EARLY_DATA_ALPN);
+    ERR_clear_error();
+}
+
 static void zero_rtt_rejected_when_sni_changes(void **state)
 {
     struct fixture *f = *state;
@@ -567,6 +613,8 @@ int main(int argc, char **argv)
                                         teardown),
         cmocka_unit_test_setup_teardown(zero_rtt_ticket_is_single_use, setup, teardown),
         cmocka_unit_test_setup_teardown(zero_rtt_rejected_when_alpn_changes, setup, teardown),
+        cmocka_unit_test_setup_teardown(zero_rtt_accepted_with_another_alpn_is_illegal_parameter,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(zero_rtt_rejected_when_sni_changes, setup, teardown),
         cmocka_unit_test_setup_teardown(zero_rtt_rejected_when_context_changes, setup, teardown),
         cmocka_unit_test_setup_teardown(zero_rtt_rejected_after_hello_retry_request, setup,
