@@ -82,6 +82,29 @@ $(BUILD)/libqtls_ngtcp2.so: $(NG_OBJS) src/ngtcp2/libqtls_ngtcp2.map $(BUILD)/li
 $(BUILD)/qtls_ngtcp2.pc: qtls_ngtcp2.pc.in
 	sed -e 's|@PREFIX@|$(PREFIX)|' $< > $@
 
+# HTTP/3 example client and server (examples/h3*.c) on ngtcp2 + nghttp3 + libqtls_ngtcp2,
+# built where pkg-config finds libngtcp2 and libnghttp3. make check runs them end to end
+# against each other and ngtcp2's GnuTLS examples (tests/h3/e2e.sh, through a launcher
+# that names this build); make demo shows them (scripts/demo.sh).
+HAVE_H3 := $(shell pkg-config --exists libngtcp2 libnghttp3 2>/dev/null && echo 1)
+H3_BINS = $(BUILD)/h3client $(BUILD)/h3server
+H3_TEST = $(BUILD)/tests/test_h3_e2e
+ifeq ($(HAVE_H3)$(HAVE_NGTCP2),11)
+H3_CFLAGS := $(shell pkg-config --cflags libngtcp2 libnghttp3)
+H3_LIBS := $(shell pkg-config --libs libngtcp2 libnghttp3)
+all: $(H3_BINS)
+TESTS += $(H3_TEST)
+endif
+
+$(BUILD)/h3%: examples/h3%.c examples/h3common.c examples/h3common.h $(BUILD)/libqtls_ngtcp2.a \
+    $(BUILD)/libqtls.a
+	$(CC) -Iinclude/compat -Iinclude -D_GNU_SOURCE $(H3_CFLAGS) $(CFLAGS_ALL) -o $@ $< \
+	    examples/h3common.c $(BUILD)/libqtls_ngtcp2.a $(BUILD)/libqtls.a $(H3_LIBS) $(LIBCRYPTO)
+
+$(H3_TEST): tests/h3/e2e.sh scripts/h3peers.sh $(H3_BINS) | $(BUILD)/tests
+	printf '#!/bin/sh\nexec "%s/tests/h3/e2e.sh" "%s"\n' "$(CURDIR)" "$(CURDIR)/$(BUILD)" > $@
+	chmod +x $@
+
 deps:
 	@scripts/deps.sh
 
@@ -97,9 +120,10 @@ $(BUILD)/demo: examples/demo.c $(TEST_HELPERS) $(BUILD)/libqtls.a
 	$(CC) $(CPPFLAGS) -Itests/helpers $(CFLAGS_ALL) -o $@ $< $(TEST_HELPERS) \
 	    $(BUILD)/libqtls.a $(LIBCRYPTO)
 
+# In-memory handshakes (examples/demo.c), then HTTP/3 over UDP loopback with a table.
 demo: deps all $(BUILD)/demo
 	@scripts/gen-certs.sh $(BUILD)/certs
-	@QTLS_CERTS=$(CURDIR)/$(BUILD)/certs $(BUILD)/demo
+	@QTLS_CERTS=$(CURDIR)/$(BUILD)/certs scripts/demo.sh $(BUILD)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/qtls/compat/openssl

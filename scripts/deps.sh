@@ -9,6 +9,13 @@
 #   libcmocka-dev                   the unit test framework
 #   libgnutls28-dev                 the independent TLS 1.3 peer for interop tests
 #   openssl                         the CLI, to make the test certificates
+#   libngtcp2-dev, libnghttp3-dev   ngtcp2 0.12 and nghttp3 0.8: the ngtcp2 crypto
+#                                   backend and the HTTP/3 examples (make check, make demo)
+#
+# ngtcp2's GnuTLS example client and server (ngtcp2-client, ngtcp2-server), the
+# HTTP/3 peers of make check and make demo, are used from /usr when installed
+# (CI installs them); otherwise scripts/h3peers.sh unpacks their .debs under
+# build/ with apt-get download, without installing ngtcp2-server's service.
 set -eu
 
 installed() {
@@ -19,7 +26,8 @@ missing=""
 if ! installed build-essential && ! { installed gcc && installed make; }; then
     missing="build-essential"
 fi
-for pkg in pkg-config libssl-dev libcmocka-dev libgnutls28-dev openssl; do
+for pkg in pkg-config libssl-dev libcmocka-dev libgnutls28-dev openssl libngtcp2-dev \
+    libnghttp3-dev; do
     installed "$pkg" || missing="$missing $pkg"
 done
 missing=${missing# }
