@@ -15,6 +15,28 @@
 
 static uint64_t now_seconds(void) { return (uint64_t)time(NULL); }
 
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * RFC 8446 §4.2.11.1: the ticket's age in ms. Never overstate it: servers
+ * (GnuTLS) refuse 0-RTT when the client's age exceeds their own. With the
+ * arrival time in ms (tickets received in this process) it is exact; from
+ * the whole-second session time it is rounded down by a second.
+ */
+static uint64_t ticket_age_ms(const SSL_SESSION *s)
+{
+    uint64_t now = now_ms();
+    if (s->time_ms != 0 && s->time_ms / 1000 == s->time && now >= s->time_ms)
+        return now - s->time_ms;
+    uint64_t secs = now_seconds() - s->time;
+    return secs > 0 ? (secs - 1) * 1000 : 0;
+}
+
 static int session_live(const SSL_SESSION *s, uint64_t now)
 {
     return now >= s->time && now - s->time < s->timeout;
@@ -99,7 +121,7 @@ void psk_write_client_extensions(SSL *c, struct wr *w)
         wr_u16(w, 0);
         hs->offered |= 1u << EXT_EARLY_DATA;
     }
-    uint64_t age_ms = (now_seconds() - s->time) * 1000;
+    uint64_t age_ms = ticket_age_ms(s);
     wr_u16(w, ext_codepoint(EXT_PRE_SHARED_KEY));
     size_t ext = wr_open_vec(w, 2);
     size_t ids = wr_open_vec(w, 2);
@@ -239,6 +261,8 @@ int psk_client_process_ticket(SSL *c, struct rd body)
     s->ticket = OPENSSL_memdup(ticket.p, ticket.n);
     s->ticket_len = ticket.n;
     s->age_add = age_add;
+    s->time_ms = now_ms();
+    s->time = s->time_ms / 1000;
     s->timeout = lifetime;
     s->max_early_data = max_early;
     s->psk.len = hl;
