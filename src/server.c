@@ -460,6 +460,8 @@ static enum hs_wait do_read_client_finished(SSL *c)
         return w;
     if (!hs_derive_resumption_secret(c) || !psk_server_write_tickets(c))
         return HS_ERROR;
+    /* Every ticket of this connection is written: nothing needs the secret any more. */
+    secret_wipe(&c->resumption_secret);
     hs->state = SS_DONE;
     return HS_DONE;
 }

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 #include <openssl/err.h>
 
+#include "internal.h"
 #include "mock_quic.h"
 
 #define MAX_SESSIONS 8
@@ -126,6 +127,25 @@ static void num_tickets_is_honoured(void **state)
     assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
     assert_true(mock_handshake(&f->p, 0));
     assert_int_equal(n_sessions, 0);
+}
+
+/*
+ * The server derives every ticket's PSK from resumption_master_secret and
+ * sends all its tickets when the handshake ends; keeping the secret for the
+ * connection's life would let a later memory disclosure derive those PSKs
+ * (and so the 0-RTT keys of the resumptions). The client keeps it: tickets
+ * may reach it at any time.
+ */
+static void server_wipes_the_resumption_secret_after_its_tickets(void **state)
+{
+    struct fixture *f = *state;
+    static const uint8_t zeros[sizeof(((SSL *)0)->resumption_secret.b)];
+    first_handshake(f);
+    assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
+    assert_true(mock_handshake(&f->p, 0));
+    assert_int_equal(f->p.server.ssl->resumption_secret.len, 0);
+    assert_memory_equal(f->p.server.ssl->resumption_secret.b, zeros, sizeof(zeros));
+    assert_int_equal(f->p.client.ssl->resumption_secret.len, 32);
 }
 
 /* RFC 8446 §2.2: a resumed handshake has no certificate messages and both sides know it. */
@@ -608,6 +628,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(server_sends_two_tickets_and_client_delivers_each, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(num_tickets_is_honoured, setup, teardown),
+        cmocka_unit_test_setup_teardown(server_wipes_the_resumption_secret_after_its_tickets,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(resumed_handshake_skips_certificates, setup, teardown),
         cmocka_unit_test_setup_teardown(zero_rtt_is_accepted_with_equal_early_secrets, setup,
                                         teardown),
