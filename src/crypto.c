@@ -79,8 +79,7 @@ void crypto_set_test_random(int (*fn)(uint8_t *, size_t, void *), void *arg)
 
 void crypto_set_test_kex_key(EVP_PKEY *key)
 {
-    EVP_PKEY_free(test_kex_key);
-    test_kex_key = key;
+    EVP_PKEY_free(__atomic_exchange_n(&test_kex_key, key, __ATOMIC_ACQ_REL));
 }
 
 int crypto_digest(enum qtls_hash h, const uint8_t *data, size_t len, uint8_t *out)
@@ -176,8 +175,14 @@ done:
 
 EVP_PKEY *crypto_kex_generate(const struct group *grp, struct wr *share_out)
 {
-    EVP_PKEY *key = test_kex_key;
-    test_kex_key = NULL;
+    /*
+     * Handshakes on many threads pass here: the hook is only read while unset
+     * (no store into a shared global per handshake, a data race) and taken
+     * atomically when set.
+     */
+    EVP_PKEY *key = NULL;
+    if (__atomic_load_n(&test_kex_key, __ATOMIC_ACQUIRE) != NULL)
+        key = __atomic_exchange_n(&test_kex_key, NULL, __ATOMIC_ACQ_REL);
     if (key == NULL)
         key = generate_key(grp);
     if (key == NULL)

@@ -4,6 +4,7 @@
  * transport-parameter codepoint matrix, ALPN/SNI, key log, exporters, and the
  * secret delivery rules of the contract.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -346,6 +347,45 @@ static void post_handshake_and_stream_io(void **state)
     ERR_clear_error();
 }
 
+/*
+ * Servers run handshakes on many threads against one SSL_CTX. Each thread
+ * here completes its own handshakes; the failures are counted and checked
+ * on the main thread (cmocka is not thread-safe). Under ThreadSanitizer this
+ * also proves that a handshake writes no shared global (crypto.c's key-share
+ * test hook was stored to by every handshake).
+ */
+struct shared_ctx_run {
+    SSL_CTX *cctx, *sctx;
+    int failures;
+};
+
+static void *handshakes_on_a_thread(void *arg)
+{
+    struct shared_ctx_run *run = arg;
+    for (int i = 0; i < 8; i++) {
+        struct mock_pair p;
+        if (!mock_pair_init(&p, run->cctx, run->sctx) || !mock_handshake(&p, 0))
+            run->failures++;
+        mock_pair_free(&p);
+    }
+    return NULL;
+}
+
+static void concurrent_handshakes_share_contexts(void **state)
+{
+    struct fixture *f = *state;
+    struct shared_ctx_run runs[4];
+    pthread_t threads[4];
+    for (int i = 0; i < 4; i++) {
+        runs[i] = (struct shared_ctx_run){f->cctx, f->sctx, 0};
+        assert_int_equal(pthread_create(&threads[i], NULL, handshakes_on_a_thread, &runs[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(threads[i], NULL), 0);
+        assert_int_equal(runs[i].failures, 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -365,6 +405,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(do_handshake_returns_one_only_when_complete, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(post_handshake_and_stream_io, setup, teardown),
+        cmocka_unit_test_setup_teardown(concurrent_handshakes_share_contexts, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
