@@ -13,6 +13,7 @@
 #include "h3common.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
@@ -21,7 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <openssl/core_names.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/x509.h>
 
@@ -29,7 +32,7 @@
 
 struct options {
     struct h3_tls_opts tls;
-    const char *addr, *port, *root, *qlog_dir;
+    const char *addr, *port, *root, *qlog_dir, *ticket_keys;
     int verify_client, no_early_data, quiet;
     double idle_timeout; /* seconds */
 };
@@ -389,6 +392,74 @@ static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outle
     return SSL_TLSEXT_ERR_ALERT_FATAL; /* no_application_protocol */
 }
 
+/*
+ * --ticket-keys=FILE: the session ticket key (name, AES-256-CBC key, HMAC
+ * key: 80 bytes) lives in FILE, made on first use, so that tickets, and
+ * 0-RTT with them, survive a restart. Without it qtls keeps its own keys in
+ * memory. (A restarted server's 0-RTT replay filter starts empty.)
+ */
+static struct {
+    uint8_t name[16], aes[32], hmac[32];
+} ticket_key;
+
+static int ticket_key_cb(SSL *ssl, unsigned char name[16], unsigned char *iv,
+                         EVP_CIPHER_CTX *cc, EVP_MAC_CTX *hc, int enc)
+{
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY, ticket_key.hmac, 32),
+        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, "SHA256", 0),
+        OSSL_PARAM_construct_end(),
+    };
+    (void)ssl;
+    if (enc) {
+        memcpy(name, ticket_key.name, sizeof(ticket_key.name));
+        if (RAND_bytes(iv, 16) != 1 ||
+            !EVP_EncryptInit_ex(cc, EVP_aes_256_cbc(), NULL, ticket_key.aes, iv))
+            return -1;
+    } else {
+        if (memcmp(name, ticket_key.name, sizeof(ticket_key.name)) != 0)
+            return 0; /* another key's ticket: a full handshake */
+        if (!EVP_DecryptInit_ex(cc, EVP_aes_256_cbc(), NULL, ticket_key.aes, iv))
+            return -1;
+    }
+    return EVP_MAC_CTX_set_params(hc, params) ? 1 : -1;
+}
+
+static int make_ticket_keys(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || RAND_bytes((uint8_t *)&ticket_key, sizeof(ticket_key)) != 1 ||
+        write(fd, &ticket_key, sizeof(ticket_key)) != (ssize_t)sizeof(ticket_key)) {
+        h3_err("cannot create ticket key file %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return close(fd);
+}
+
+static int ticket_keys_init(SSL_CTX *ctx, const char *path)
+{
+    size_t len;
+    uint8_t *data = h3_read_file(path, sizeof(ticket_key), &len);
+    if (data == NULL && errno == ENOENT) {
+        if (make_ticket_keys(path) != 0)
+            return -1;
+    } else if (data == NULL || len != sizeof(ticket_key)) {
+        h3_err("%s: want a ticket key file of %zu bytes", path, sizeof(ticket_key));
+        free(data);
+        return -1;
+    } else {
+        memcpy(&ticket_key, data, sizeof(ticket_key));
+        free(data);
+    }
+    if (SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, ticket_key_cb) != 1) {
+        h3_err_ssl("SSL_CTX_set_tlsext_ticket_key_evp_cb failed");
+        return -1;
+    }
+    return 0;
+}
+
 static int tls_init(struct server *s)
 {
     const struct options *o = s->opt;
@@ -406,6 +477,8 @@ static int tls_init(struct server *s)
         SSL_CTX_set_max_early_data(s->ctx, UINT32_MAX);
     if (o->verify_client)
         SSL_CTX_set_verify(s->ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    if (o->ticket_keys != NULL && ticket_keys_init(s->ctx, o->ticket_keys) != 0)
+        return -1;
     return 0;
 }
 
@@ -744,6 +817,8 @@ static void usage(FILE *f)
         "  --verify-client    require a client certificate, verified against --ca\n"
         "  --ca=FILE          CA certificates for client certificates (default: system's)\n"
         "  --no-early-data    accept no 0-RTT (resumption still works)\n"
+        "  --ticket-keys=FILE keep the session ticket key in FILE (made if missing), so\n"
+        "                     sessions and 0-RTT survive a restart\n"
         "  --groups=LIST      key exchange groups by preference, e.g. P-256:X25519\n"
         "  --ciphers=LIST     TLS 1.3 suites, e.g. TLS_CHACHA20_POLY1305_SHA256\n"
         "  --qlog-dir=DIR     write a qlog trace per connection, DIR/<ODCID>.sqlog (qvis)\n"
@@ -756,12 +831,13 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-    enum { DIR_ = 256, VERIFY, CA, NO_EARLY, GROUPS, CIPHERS, QLOG_DIR, TIMEOUT };
+    enum { DIR_ = 256, VERIFY, CA, NO_EARLY, TICKET_KEYS, GROUPS, CIPHERS, QLOG_DIR, TIMEOUT };
     static const struct option longopts[] = {
         {"dir", required_argument, NULL, DIR_},
         {"verify-client", no_argument, NULL, VERIFY},
         {"ca", required_argument, NULL, CA},
         {"no-early-data", no_argument, NULL, NO_EARLY},
+        {"ticket-keys", required_argument, NULL, TICKET_KEYS},
         {"groups", required_argument, NULL, GROUPS},
         {"ciphers", required_argument, NULL, CIPHERS},
         {"qlog-dir", required_argument, NULL, QLOG_DIR},
@@ -781,6 +857,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         case VERIFY: o->verify_client = 1; break;
         case CA: o->tls.ca = optarg; break;
         case NO_EARLY: o->no_early_data = 1; break;
+        case TICKET_KEYS: o->ticket_keys = optarg; break;
         case GROUPS: o->tls.groups = optarg; break;
         case CIPHERS: o->tls.ciphers = optarg; break;
         case QLOG_DIR: o->qlog_dir = optarg; break;

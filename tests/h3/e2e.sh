@@ -13,6 +13,9 @@
 #   hrr         the server takes P-384 only, the client's key share is X25519:
 #               HelloRetryRequest, then P-384
 #   chacha20    the client offers TLS_CHACHA20_POLY1305_SHA256 only
+# and one more for qtls_qtls:
+#   restart     as 0rtt, with the server restarted between the connections:
+#               its --ticket-keys file carries the ticket key over
 # What was negotiated is read from the qtls side of each pairing: the client's
 # summary line, or the server's log line for the connection.
 #
@@ -62,7 +65,8 @@ expect_of() { # CASE CONN(1|2) CLIENT_KIND
     resumption:2:gtls) echo "kind=resumed alpn=h3" ;;
     full:1:* | resumption:1:* | 0rtt:1:*) echo "kind=full hrr=no early=none alpn=h3" ;;
     resumption:2:*) echo "kind=resumed early=none alpn=h3" ;;
-    0rtt:2:*) echo "kind=resumed early=accepted alpn=h3" ;;
+    restart:1:*) echo "kind=full early=none alpn=h3" ;;
+    0rtt:2:* | restart:2:*) echo "kind=resumed early=accepted alpn=h3" ;;
     hrr:1:*) echo "kind=full hrr=yes group=secp384r1 alpn=h3" ;;
     chacha20:1:*) echo "kind=full suite=TLS_CHACHA20_POLY1305_SHA256 alpn=h3" ;;
     esac
@@ -70,6 +74,7 @@ expect_of() { # CASE CONN(1|2) CLIENT_KIND
 
 server_args() { # SERVER_KIND CASE
     case $1:$2 in
+    qtls:restart) echo "--ticket-keys=$WORK/restart.ticket-keys" ;;
     qtls:hrr) echo "--groups=P-384" ;;
     gtls:hrr) echo "--groups=-GROUP-ALL:+GROUP-SECP384R1" ;;
     esac
@@ -79,7 +84,7 @@ client_args() { # CASE CONN SESSION_FILE
     case $1:$2 in
     chacha20:*) echo "--ciphers=chacha20" ;;
     resumption:2) echo "--session=$3 --no-early-data" ;;
-    resumption:* | 0rtt:*) echo "--session=$3" ;;
+    resumption:* | 0rtt:* | restart:*) echo "--session=$3" ;;
     esac
 }
 
@@ -122,7 +127,7 @@ run_case() { # PAIR CASE
     gtlsclient_qtls) ckind=gtls skind=qtls ;;
     qtls_gtlsserver) ckind=qtls skind=gtls ;;
     esac
-    case $case in resumption | 0rtt) conns=2 ;; esac
+    case $case in resumption | 0rtt | restart) conns=2 ;; esac
     WHY=""
     CASE_LOGS=()
     if [ -n "$setup_why" ]; then
@@ -143,6 +148,17 @@ run_case() { # PAIR CASE
     fi
     CASE_LOGS+=("$SERVER_LOG")
     for conn in $(seq "$conns"); do
+        if [ "$case:$conn" = restart:2 ]; then
+            h3_stop_server
+            # shellcheck disable=SC2046
+            if ! h3_start_server "$skind" "$name.2" $(server_args "$skind" "$case") \
+                2>>"$WORK/$name.err"; then
+                WHY="the restarted $skind server did not start"
+                CASE_LOGS+=("$SERVER_LOG")
+                return 1
+            fi
+            CASE_LOGS+=("$SERVER_LOG")
+        fi
         # shellcheck disable=SC2046
         h3_run_client "$ckind" "$name" ".$conn" $(client_args "$case" "$conn" "$WORK/$name.session")
         CASE_LOGS+=("$CLOG")
@@ -161,7 +177,9 @@ wanted() {
 
 t0=$(date +%s)
 for pair in $PAIRS; do
-    for case in $CASES; do
+    cases=$CASES
+    [ "$pair" = qtls_qtls ] && cases="$cases restart"
+    for case in $cases; do
         wanted "${pair}_$case" || continue
         echo "[ RUN      ] ${pair}_$case"
         if run_case "$pair" "$case"; then
