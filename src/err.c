@@ -133,6 +133,7 @@ static const ERR_STRING_DATA reasons[] = {
     R(SSL_R_UNINITIALIZED, "uninitialized"),
     R(SSL_R_UNKNOWN_CERTIFICATE_TYPE, "unknown certificate type"),
     R(SSL_R_UNKNOWN_CIPHER_RETURNED, "unknown cipher returned"),
+    R(SSL_R_UNKNOWN_CIPHER_TYPE, "unknown cipher type"),
     R(SSL_R_UNKNOWN_KEY_EXCHANGE_TYPE, "unknown key exchange type"),
     R(SSL_R_UNKNOWN_PKEY_TYPE, "unknown pkey type"),
     R(SSL_R_UNKNOWN_PROTOCOL, "unknown protocol"),

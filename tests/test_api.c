@@ -882,6 +882,7 @@ static void error_strings_are_words(void **state)
     reason_of(SSL_R_BAD_KEY_SHARE, ":bad key share");
     reason_of(SSL_R_INVALID_SESSION_ID, ":invalid session id");
     reason_of(SSL_R_TLSV13_ALERT_MISSING_EXTENSION, ":tlsv13 alert missing extension");
+    reason_of(SSL_R_UNKNOWN_CIPHER_TYPE, ":unknown cipher type"); /* SSL_SESSION_set_cipher */
     reason_of(QTLS_R_DECODE_ERROR, ":decode error");
     /* Every qtls reason has a text (none falls back to "reason(N)"). */
     for (int r = QTLS_R_DUPLICATE_EXTENSION; r <= QTLS_R_HANDSHAKE_FAILED_BEFORE; r++)
