@@ -423,10 +423,11 @@ static int count_psk_entries(SSL *c, struct rd ids, struct rd binders, size_t *n
 static int resume_with(SSL *c, SSL_SESSION *s, size_t index)
 {
     struct hs *hs = c->hs;
-    if (!ks_early_secret(c->cipher->hash, s->psk.b, s->psk.len, &hs->early_secret))
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    /* The connection owns s from here on, whether the rest succeeds or not. */
     SSL_SESSION_free(c->session);
     c->session = s;
+    if (!ks_early_secret(c->cipher->hash, s->psk.b, s->psk.len, &hs->early_secret))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
     hs->resumed = 1;
     hs->psk_identity = (uint16_t)index;
     c->session_reused = 1;
