@@ -123,6 +123,8 @@ uint8_t *wr_reserve(struct wr *w, size_t n)
 {
     if (!wr_grow(w, n))
         return NULL;
+    if (w->buf == NULL)
+        return NULL; /* n == 0 on a writer with no memory yet: no pointer (NULL + 0 is UB) */
     uint8_t *p = w->buf + w->len;
     w->len += n;
     return p;

@@ -141,8 +141,10 @@ size_t SSL_quic_max_handshake_flight_len(const SSL *ssl, OSSL_ENCRYPTION_LEVEL l
 /* The unconsumed input at a level. */
 static struct rd pending_input(const SSL *c, OSSL_ENCRYPTION_LEVEL level)
 {
-    struct rd r;
-    rd_init(&r, c->in[level].buf + c->in_off[level], c->in[level].len - c->in_off[level]);
+    struct rd r = {NULL, 0};
+    /* A level that never received data has no buffer, and NULL + 0 is undefined. */
+    if (c->in[level].len > c->in_off[level])
+        rd_init(&r, c->in[level].buf + c->in_off[level], c->in[level].len - c->in_off[level]);
     return r;
 }
 

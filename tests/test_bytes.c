@@ -328,6 +328,23 @@ static void test_wr_u24_keeps_only_low_24_bits(void **state)
     wr_free(&w);
 }
 
+/*
+ * A writer with no memory yet reserves zero bytes without failing and
+ * without a pointer: NULL + 0 is undefined behaviour (clang's UBSan, the
+ * fuzzing build, aborts on it).
+ */
+static void test_wr_reserve_zero_on_an_empty_writer(void **state)
+{
+    (void)state;
+    struct wr w;
+    wr_init(&w);
+    assert_null(wr_reserve(&w, 0));
+    wr_bytes(&w, NULL, 0);
+    assert_true(wr_ok(&w));
+    assert_int_equal(w.len, 0);
+    wr_free(&w);
+}
+
 static void test_wr_reserve_returns_room_in_place(void **state)
 {
     (void)state;
@@ -754,6 +771,7 @@ int main(void)
         cmocka_unit_test(test_rd_vec_nested_parse_stays_inside_its_vector),
         cmocka_unit_test(test_wr_writes_big_endian_and_reads_back),
         cmocka_unit_test(test_wr_u24_keeps_only_low_24_bits),
+        cmocka_unit_test(test_wr_reserve_zero_on_an_empty_writer),
         cmocka_unit_test(test_wr_reserve_returns_room_in_place),
         cmocka_unit_test(test_wr_growth_across_many_writes_keeps_content),
         cmocka_unit_test(test_wr_close_vec_patches_lengths_of_nested_vectors),
