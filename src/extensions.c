@@ -225,19 +225,15 @@ static int server_take_sni(SSL *c, struct rd body)
 {
     struct rd list, name;
     uint8_t type;
-    if (!rd_vec16(&body, &list) || !rd_empty(&body) || rd_empty(&list))
+    /* Exactly one name, a host_name: no other type exists and duplicates are forbidden. */
+    if (!rd_vec16(&body, &list) || !rd_empty(&body) || !rd_u8(&list, &type) ||
+        !rd_vec16(&list, &name) || !rd_empty(&list) || type != TLSEXT_NAMETYPE_host_name)
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-    while (!rd_empty(&list)) {
-        if (!rd_u8(&list, &type) || !rd_vec16(&list, &name))
-            return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-        if (type != TLSEXT_NAMETYPE_host_name || c->hostname != NULL)
-            continue;
-        if (name.n == 0 || name.n > 255 || memchr(name.p, 0, name.n) != NULL)
-            return qtls_fail(c, SSL_AD_UNRECOGNIZED_NAME, SSL_R_BAD_EXTENSION);
-        c->hostname = OPENSSL_strndup((const char *)name.p, name.n);
-        if (c->hostname == NULL)
-            return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
-    }
+    if (name.n == 0 || name.n > 255 || memchr(name.p, 0, name.n) != NULL)
+        return qtls_fail(c, SSL_AD_UNRECOGNIZED_NAME, SSL_R_BAD_EXTENSION);
+    c->hostname = OPENSSL_strndup((const char *)name.p, name.n);
+    if (c->hostname == NULL)
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
     return 1;
 }
 

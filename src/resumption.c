@@ -13,6 +13,9 @@
 #define QTLS_MAX_TICKET_LIFETIME 604800u     /* seven days, RFC 8446 §4.6.1 */
 #define QTLS_TICKET_AGE_SKEW_MS 10000        /* tolerated ticket-age disagreement */
 
+#define QTLS_MAX_OFFERED_TICKET 32768 /* leaves the ClientHello well under 2^16 */
+#define QTLS_MAX_SEALED_SESSION 49152 /* a sealed ticket must fit opaque ticket<1..2^16-1> */
+
 static uint64_t now_seconds(void) { return (uint64_t)time(NULL); }
 
 static uint64_t now_ms(void)
@@ -87,6 +90,9 @@ int psk_client_prepare(SSL *c)
     hs->early_data_offered = 0;
     secret_wipe(&hs->early_secret);
     if (s == NULL || !SSL_SESSION_is_resumable(s) || !session_live(s, now_seconds()))
+        return 1;
+    /* A ticket too large for a ClientHello is not offered rather than failing every try. */
+    if (s->ticket_len > QTLS_MAX_OFFERED_TICKET)
         return 1;
     /* The PSK binds its hash: offer it only with a suite of that hash (§4.2.11). */
     int hash_ok = 0, suite_ok = 0;
@@ -534,8 +540,14 @@ static int write_ticket(SSL *c, uint64_t counter)
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
     if (ctx->ticket_gen_cb != NULL && !ctx->ticket_gen_cb(c, ctx->ticket_cb_arg))
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_CALLBACK_FAILED);
+    if (s->timeout > QTLS_MAX_TICKET_LIFETIME) /* also after a generate callback changed it */
+        s->timeout = QTLS_MAX_TICKET_LIFETIME;
     wr_init(&plain);
     session_encode(s, 0, &plain);
+    if (wr_ok(&plain) && plain.len > QTLS_MAX_SEALED_SESSION) {
+        wr_free(&plain); /* huge appdata: no ticket rather than a failed handshake */
+        return 1;
+    }
     size_t at = msg_begin(c, ssl_encryption_application, HT_NEW_SESSION_TICKET);
     wr_u32(w, (uint32_t)s->timeout);
     wr_u32(w, s->age_add);

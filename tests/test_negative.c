@@ -570,6 +570,11 @@ static void ch_no_alpn(struct hello *h) { ext_del(&h->x, X_ALPN); }
 static void ch_alpn_unknown(struct hello *h) { ext_set(&h->x, X_ALPN, "\0\x04\x03" "foo", 6); }
 static void ch_no_tp(struct hello *h) { ext_del(&h->x, X_TP); }
 static void ch_sni_empty_list(struct hello *h) { ext_set(&h->x, X_SNI, "\0\0", 2); }
+/* Two host_names in one ServerNameList (RFC 6066 §3 allows one per type). */
+static void ch_sni_two_names(struct hello *h)
+{
+    ext_set(&h->x, X_SNI, "\0\x0c\0\0\x03" "a.b" "\0\0\x03" "c.d", 14);
+}
 static void ch_early_data_with_body(struct hello *h) { ext_add(&h->x, X_EARLY_DATA, "\0\0", 2); }
 static void ch_psk_not_last(struct hello *h)
 {
@@ -979,6 +984,9 @@ static const struct neg_case cases[] = {
     /* RFC 6066 §3: server_name_list<1..2^16-1> */
     {ROW("crafted_client_hello_with_empty_server_name_list_is_decode_error", CRAFT),
      .hello_fn = ch_sni_empty_list, SERVER, EXPECT(SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR)},
+    /* RFC 6066 §3: no two names of the same type (decode_error, as BoringSSL) */
+    {ROW("crafted_client_hello_with_two_server_names_is_decode_error", CRAFT),
+     .hello_fn = ch_sni_two_names, SERVER, EXPECT(SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR)},
     /* RFC 8446 §4.2.10: early_data in a ClientHello is empty */
     {ROW("crafted_client_hello_with_non_empty_early_data_is_decode_error", CRAFT),
      .hello_fn = ch_early_data_with_body, SERVER,

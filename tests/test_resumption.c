@@ -428,6 +428,23 @@ static void ticket_callbacks_carry_appdata(void **state)
     assert_rejected_but_complete(f);
 }
 
+static int gen_huge_appdata(SSL *ssl, void *arg)
+{
+    static uint8_t big[60000];
+    return SSL_SESSION_set1_ticket_appdata(SSL_get_session(ssl), big, sizeof(big));
+}
+
+/* A session too large to seal into a ticket means no ticket, not a failed handshake. */
+static void oversized_ticket_is_not_sent(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(SSL_CTX_set_session_ticket_cb(f->sctx, gen_huge_appdata, NULL, NULL), 1);
+    assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
+    assert_true(mock_handshake(&f->p, 0));
+    assert_int_equal(n_sessions, 0);
+    assert_int_equal(f->p.server.alerts_sent, 0);
+}
+
 /* A session survives i2d/d2i and resumes with 0-RTT. */
 static void serialised_session_resumes(void **state)
 {
@@ -651,6 +668,7 @@ int main(int argc, char **argv)
                                         teardown),
         cmocka_unit_test_setup_teardown(ticket_callbacks_carry_appdata, setup, teardown),
         cmocka_unit_test_setup_teardown(serialised_session_resumes, setup, teardown),
+        cmocka_unit_test_setup_teardown(oversized_ticket_is_not_sent, setup, teardown),
         cmocka_unit_test_setup_teardown(client_certificate_is_verified_by_the_server, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(missing_client_certificate_is_certificate_required, setup,
