@@ -286,7 +286,7 @@ struct ssl_session_st {
     const SSL_CIPHER *cipher;
     struct secret psk;       /* the resumption PSK (RFC 8446 §4.6.1) */
     uint64_t time;           /* issue time, seconds since the epoch */
-    uint64_t time_ms;        /* client: the ticket's arrival in ms (kept in memory only) */
+    uint64_t arrival_us;     /* client: the ticket's arrival in µs (kept in memory only) */
     uint64_t timeout;        /* lifetime in seconds */
     uint32_t age_add;        /* ticket_age_add */
     uint32_t max_early_data; /* 0 or 0xffffffff in QUIC */

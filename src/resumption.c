@@ -18,24 +18,25 @@
 
 static uint64_t now_seconds(void) { return (uint64_t)time(NULL); }
 
-static uint64_t now_ms(void)
+static uint64_t now_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+    return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 /*
- * RFC 8446 §4.2.11.1: the ticket's age in ms. Never overstate it: servers
- * (GnuTLS) refuse 0-RTT when the client's age exceeds their own. With the
- * arrival time in ms (tickets received in this process) it is exact; from
- * the whole-second session time it is rounded down by a second.
+ * RFC 8446 §4.2.11.1: the time since the ticket arrived, in ms. Never
+ * overstate it: servers (GnuTLS) refuse 0-RTT when the client's age exceeds
+ * their own. With the arrival in µs (tickets received in this process) the
+ * elapsed time is truncated once; from the whole-second session time it is
+ * rounded down by a second.
  */
 static uint64_t ticket_age_ms(const SSL_SESSION *s)
 {
-    uint64_t now = now_ms();
-    if (s->time_ms != 0 && s->time_ms / 1000 == s->time && now >= s->time_ms)
-        return now - s->time_ms;
+    uint64_t now = now_us();
+    if (s->arrival_us != 0 && s->arrival_us / 1000000 == s->time && now >= s->arrival_us)
+        return (now - s->arrival_us) / 1000;
     uint64_t secs = now_seconds() - s->time;
     return secs > 0 ? (secs - 1) * 1000 : 0;
 }
@@ -267,8 +268,8 @@ int psk_client_process_ticket(SSL *c, struct rd body)
     s->ticket = OPENSSL_memdup(ticket.p, ticket.n);
     s->ticket_len = ticket.n;
     s->age_add = age_add;
-    s->time_ms = now_ms();
-    s->time = s->time_ms / 1000;
+    s->arrival_us = now_us();
+    s->time = s->arrival_us / 1000000;
     s->timeout = lifetime;
     s->max_early_data = max_early;
     s->psk.len = hl;
