@@ -155,3 +155,31 @@ interop: deps
 
 bogo: deps $(BUILD)/libqtls.a
 	@QTLS_BOGO_LIB=$(CURDIR)/$(BUILD)/libqtls.a BOGO_CFLAGS="$(OPT)" tests/bogo/run.sh
+
+# Handshake benchmark (bench/README.md): OpenSSL 3.0 libssl, GnuTLS 3.7 in QUIC mode and
+# qtls, same configuration, interleaved rounds, one program per library (libssl and libqtls
+# define the same SSL_* symbols). make bench [CALLGRIND=1] [ROUNDS=9] [N=2000]
+BENCH_DIR    = $(BUILD)/bench
+BENCH_CFLAGS = -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE $(CFLAGS)
+BENCH_DEPS   = bench/bench_common.c bench/bench_common.h
+.PHONY: bench
+bench: deps $(BENCH_DIR)/bench_openssl $(BENCH_DIR)/bench_gnutls $(BENCH_DIR)/bench_qtls \
+    $(BENCH_DIR)/libheapcount.so
+	@bench/run.sh $(BENCH_DIR)
+
+$(BENCH_DIR)/bench_openssl: bench/bench_openssl.c $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ $< bench/bench_common.c -lssl $(LIBCRYPTO)
+
+$(BENCH_DIR)/bench_gnutls: bench/bench_gnutls.c $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ $< bench/bench_common.c -lgnutls
+
+$(BENCH_DIR)/bench_qtls: bench/bench_qtls.c $(BENCH_DEPS) $(BUILD)/libqtls.a
+	@mkdir -p $(@D)
+	$(CC) -Iinclude/compat -Iinclude $(BENCH_CFLAGS) -o $@ $< bench/bench_common.c \
+	    $(BUILD)/libqtls.a $(LIBCRYPTO)
+
+$(BENCH_DIR)/libheapcount.so: bench/heapcount.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g $(WARN) -shared -fPIC -o $@ $<

@@ -1,0 +1,272 @@
+/* The driver shared by the benchmark programs: modes, timing, heap readings. */
+#include "bench_common.h"
+
+#include <dlfcn.h>
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#endif
+#endif
+#ifndef CALLGRIND_TOGGLE_COLLECT /* no valgrind headers: -c runs, but collects nothing */
+#define CALLGRIND_TOGGLE_COLLECT
+#endif
+
+/*
+ * RFC 9000 §18.2 parameters, varint-encoded, 53 bytes: max_idle_timeout 30000,
+ * max_udp_payload_size 1472, initial_max_data 1 MiB, the three
+ * initial_max_stream_data_* 256 KiB, initial_max_streams_bidi 100,
+ * initial_max_streams_uni 3, disable_active_migration, and an 8-byte
+ * initial_source_connection_id that tells the two senders apart.
+ */
+#define TP_COMMON                                                                               \
+    0x01, 0x04, 0x80, 0x00, 0x75, 0x30, 0x03, 0x02, 0x45, 0xc0, 0x04, 0x04, 0x80, 0x10, 0x00,   \
+        0x00, 0x05, 0x04, 0x80, 0x04, 0x00, 0x00, 0x06, 0x04, 0x80, 0x04, 0x00, 0x00, 0x07,     \
+        0x04, 0x80, 0x04, 0x00, 0x00, 0x08, 0x02, 0x40, 0x64, 0x09, 0x01, 0x03, 0x0c, 0x00,     \
+        0x0f, 0x08
+const uint8_t bench_client_tp[BENCH_TP_LEN] = {TP_COMMON, 'c', 'l', 'i', 'e', 'n', 't', 'c', 'i'};
+const uint8_t bench_server_tp[BENCH_TP_LEN] = {TP_COMMON, 's', 'e', 'r', 'v', 'e', 'r', 'c', 'i'};
+
+static char fail_log[2048];
+
+void bench_fail(const char *fmt, ...)
+{
+    size_t used = strlen(fail_log);
+    if (used + 4 >= sizeof(fail_log))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fail_log + used, sizeof(fail_log) - used - 2, fmt, ap);
+    va_end(ap);
+    strcat(fail_log, "; ");
+}
+
+const char *bench_path(const char *certdir, const char *name)
+{
+    static char buf[4][1024];
+    static unsigned next;
+    char *out = buf[next++ % 4];
+    snprintf(out, sizeof(buf[0]), "%s/%s", certdir, name);
+    return out;
+}
+
+static double now(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void die_handshake(const struct bench_lib *lib, const char *what, long i)
+{
+    fprintf(stderr, "FAIL %s: %s handshake %ld failed: %s\n", lib->name, what, i,
+            fail_log[0] ? fail_log : "(no reason recorded)");
+    exit(1);
+}
+
+static void run_handshakes(const struct bench_lib *lib, const char *what, long n)
+{
+    for (long i = 0; i < n; i++)
+        if (!lib->handshake())
+            die_handshake(lib, what, i);
+}
+
+/* --- heap readings ------------------------------------------------------- */
+
+/* libheapcount.so (bench/heapcount.c), when preloaded; see there. */
+struct heapcount {
+    size_t bytes;          /* usable bytes currently allocated */
+    size_t peak;           /* highest `bytes` since the last reset */
+    unsigned long allocs;  /* allocation calls so far (malloc, calloc, realloc, memalign...) */
+    size_t bytes_total;    /* usable bytes handed out so far */
+};
+typedef void (*heapcount_get_fn)(struct heapcount *);
+typedef void (*heapcount_reset_peak_fn)(void);
+
+struct reading {
+    size_t hc;       /* heapcount bytes */
+    size_t mi;       /* mallinfo2 uordblks + hblkhd */
+};
+
+static heapcount_get_fn hc_get;
+
+static struct reading read_heap(void)
+{
+    struct reading r = {0, 0};
+    if (hc_get != NULL) {
+        struct heapcount h;
+        hc_get(&h);
+        r.hc = h.bytes;
+    }
+    struct mallinfo2 mi = mallinfo2();
+    r.mi = mi.uordblks + mi.hblkhd;
+    return r;
+}
+
+static double per(long delta, long m) { return (double)delta / (double)m; }
+
+static void heap_mode(const struct bench_lib *lib, long m, long warm)
+{
+    hc_get = (heapcount_get_fn)dlsym(RTLD_DEFAULT, "heapcount_get");
+    heapcount_reset_peak_fn hc_reset = (heapcount_reset_peak_fn)dlsym(RTLD_DEFAULT,
+                                                                      "heapcount_reset_peak");
+    run_handshakes(lib, "warm-up", warm);
+
+    /* Allocations made during one whole handshake (create, run, free). */
+    if (hc_get != NULL && hc_reset != NULL) {
+        const long n = 200;
+        struct heapcount a, b;
+        size_t peak_max = 0;
+        hc_get(&a);
+        for (long i = 0; i < n; i++) {
+            struct heapcount s, e;
+            hc_get(&s);
+            hc_reset();
+            if (!lib->handshake())
+                die_handshake(lib, "heap", i);
+            hc_get(&e);
+            if (e.peak - s.bytes > peak_max)
+                peak_max = e.peak - s.bytes;
+        }
+        hc_get(&b);
+        printf("HEAP %s per_handshake allocs=%.1f bytes=%.0f peak=%zu\n", lib->name,
+               (double)(b.allocs - a.allocs) / n, (double)(b.bytes_total - a.bytes_total) / n,
+               peak_max);
+    }
+
+    void **pairs = calloc((size_t)m, sizeof(*pairs));
+    if (pairs == NULL)
+        exit(1);
+    for (long i = 0; i < m; i++)
+        if ((pairs[i] = lib->pair_alloc()) == NULL)
+            exit(1);
+    struct reading r0 = read_heap();
+    for (long i = 0; i < m; i++)
+        if (!lib->pair_establish(pairs[i]))
+            die_handshake(lib, "heap pair", i);
+    struct reading r1 = read_heap();
+    for (long i = 0; i < m; i++)
+        lib->pair_free_client(pairs[i]);
+    struct reading r2 = read_heap();
+    for (long i = 0; i < m; i++)
+        lib->pair_free_server(pairs[i]);
+    struct reading r3 = read_heap();
+    for (long i = 0; i < m; i++)
+        lib->pair_release(pairs[i]);
+    free(pairs);
+
+    if (hc_get != NULL)
+        printf("HEAP %s held client=%.0f server=%.0f leaked=%.0f\n", lib->name,
+               per((long)r1.hc - (long)r2.hc, m), per((long)r2.hc - (long)r3.hc, m),
+               per((long)r3.hc - (long)r0.hc, m));
+    printf("HEAP %s mallinfo client=%.0f server=%.0f leaked=%.0f\n", lib->name,
+           per((long)r1.mi - (long)r2.mi, m), per((long)r2.mi - (long)r3.mi, m),
+           per((long)r3.mi - (long)r0.mi, m));
+}
+
+/* --- self-test ------------------------------------------------------------ */
+
+static int selftest(const struct bench_lib *lib)
+{
+    int bad = 0;
+    fail_log[0] = '\0';
+    if (!lib->handshake()) {
+        printf("CHECK %s handshake: FAILED: %s\n", lib->name, fail_log);
+        bad = 1;
+    } else {
+        printf("CHECK %s handshake with every check: ok\n", lib->name);
+    }
+    static const struct {
+        enum bench_neg neg;
+        const char *what;
+    } negs[] = {{BENCH_WRONG_HOST, "wrong host name"}, {BENCH_WRONG_CA, "wrong trust anchor"}};
+    for (size_t i = 0; i < sizeof(negs) / sizeof(negs[0]); i++) {
+        fail_log[0] = '\0';
+        int r = lib->handshake_neg(negs[i].neg);
+        printf("CHECK %s %s: %s%s%s\n", lib->name, negs[i].what,
+               r == 0 ? "the client failed, as it must" : "COMPLETED (wrong)",
+               r == 0 && fail_log[0] ? " - " : "", r == 0 ? fail_log : "");
+        bad |= r != 0;
+    }
+    fail_log[0] = '\0';
+    /* And the normal configuration still works after the failures. */
+    if (!lib->handshake()) {
+        printf("CHECK %s handshake after the failures: FAILED: %s\n", lib->name, fail_log);
+        bad = 1;
+    }
+    return bad;
+}
+
+/* --- main ----------------------------------------------------------------- */
+
+static void usage(const char *prog)
+{
+    fprintf(stderr, "usage: %s [-d CERTDIR] (-t | -n N [-w W] | -c N | -m M)\n", prog);
+    exit(2);
+}
+
+int bench_main(int argc, char **argv, const struct bench_lib *lib)
+{
+    const char *certdir = "build/bench";
+    long n = 2000, warm = 20, cg = 0, heap = 0;
+    int test = 0, opt;
+    while ((opt = getopt(argc, argv, "d:tn:w:c:m:")) != -1) {
+        switch (opt) {
+        case 'd': certdir = optarg; break;
+        case 't': test = 1; break;
+        case 'n': n = atol(optarg); break;
+        case 'w': warm = atol(optarg); break;
+        case 'c': cg = atol(optarg); break;
+        case 'm': heap = atol(optarg); break;
+        default: usage(argv[0]);
+        }
+    }
+    if (optind != argc || n <= 0 || warm < 0 || cg < 0 || heap < 0)
+        usage(argv[0]);
+    if (!lib->init(certdir)) {
+        fprintf(stderr, "FAIL %s: set-up failed: %s\n", lib->name, fail_log);
+        return 1;
+    }
+    int rc = 0;
+    if (test) {
+        rc = selftest(lib);
+    } else if (cg > 0) {
+        run_handshakes(lib, "warm-up", 5);
+        CALLGRIND_TOGGLE_COLLECT;
+        run_handshakes(lib, "callgrind", cg);
+        CALLGRIND_TOGGLE_COLLECT;
+        printf("CALLGRIND %s n=%ld\n", lib->name, cg);
+    } else if (heap > 0) {
+        heap_mode(lib, heap, warm);
+    } else {
+        /*
+         * The whole run gives cpu_us and wall_us. It is also cut into blocks of
+         * BLOCK handshakes, and best_us is the fastest block: on a shared, noisy
+         * host the best block is what the code costs when nothing else competes.
+         */
+        enum { BLOCK = 100 };
+        run_handshakes(lib, "warm-up", warm);
+        double c0 = now(CLOCK_PROCESS_CPUTIME_ID), w0 = now(CLOCK_MONOTONIC), best = 0;
+        for (long done = 0; done < n;) {
+            long k = n - done < BLOCK ? n - done : BLOCK;
+            double b0 = now(CLOCK_PROCESS_CPUTIME_ID);
+            run_handshakes(lib, "timed", k);
+            double us = (now(CLOCK_PROCESS_CPUTIME_ID) - b0) * 1e6 / (double)k;
+            if (k == BLOCK && (best == 0 || us < best))
+                best = us;
+            done += k;
+        }
+        double c1 = now(CLOCK_PROCESS_CPUTIME_ID), w1 = now(CLOCK_MONOTONIC);
+        printf("TIME %s n=%ld cpu_us=%.2f wall_us=%.2f best_us=%.2f\n", lib->name, n,
+               (c1 - c0) * 1e6 / n, (w1 - w0) * 1e6 / n, best);
+    }
+    lib->fini();
+    return rc;
+}

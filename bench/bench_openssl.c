@@ -1,0 +1,285 @@
+/*
+ * (A) OpenSSL 3.0 libssl, TLS 1.3 over a BIO pair: TLS records in memory,
+ * SSL_do_handshake on each side in turn. The quic_transport_parameters
+ * extension (0x39) is a custom extension in ClientHello and
+ * EncryptedExtensions. Linked with the system libssl and libcrypto, never
+ * with libqtls (both define SSL_*).
+ *
+ * BENCH_OPENSSL_RELEASE_BUFFERS=1 sets SSL_MODE_RELEASE_BUFFERS (used for a
+ * second heap figure: the record buffers are what a QUIC stack does not have).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include "bench_common.h"
+
+#define TLSEXT_QUIC_TP 0x39
+
+struct oconn {
+    SSL *ssl;
+    uint8_t peer_tp[64];
+    size_t peer_tp_len;
+};
+
+struct opair {
+    struct oconn c, s;
+};
+
+static SSL_CTX *cctx, *cctx_wrong_ca, *sctx;
+static struct opair one;
+static int release_buffers;
+
+static int tp_add(SSL *s, unsigned int type, unsigned int context, const unsigned char **out,
+                  size_t *outlen, X509 *x, size_t chainidx, int *al, void *arg)
+{
+    *out = SSL_is_server(s) ? bench_server_tp : bench_client_tp;
+    *outlen = BENCH_TP_LEN;
+    return 1;
+}
+
+static int tp_parse(SSL *s, unsigned int type, unsigned int context, const unsigned char *in,
+                    size_t inlen, X509 *x, size_t chainidx, int *al, void *arg)
+{
+    struct oconn *o = SSL_get_app_data(s);
+    if (inlen > sizeof(o->peer_tp)) {
+        *al = SSL_AD_ILLEGAL_PARAMETER;
+        return 0;
+    }
+    memcpy(o->peer_tp, in, inlen);
+    o->peer_tp_len = inlen;
+    return 1;
+}
+
+static const unsigned char alpn_h3[] = {2, 'h', '3'};
+
+static int select_alpn(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                       const unsigned char *in, unsigned int inlen, void *arg)
+{
+    if (SSL_select_next_proto((unsigned char **)out, outlen, alpn_h3, sizeof(alpn_h3), in,
+                              inlen) != OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_ALERT_FATAL;
+    return SSL_TLSEXT_ERR_OK;
+}
+
+static int common_ctx(SSL_CTX *ctx)
+{
+    SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+    SSL_CTX_clear_options(ctx, SSL_OP_ENABLE_MIDDLEBOX_COMPAT);
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    if (release_buffers)
+        SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+    return SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) &&
+           SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) &&
+           SSL_CTX_set_ciphersuites(ctx, "TLS_AES_128_GCM_SHA256") == 1 &&
+           SSL_CTX_set1_groups_list(ctx, "X25519") == 1 &&
+           SSL_CTX_set1_sigalgs_list(ctx, "ECDSA+SHA256") == 1 &&
+           SSL_CTX_add_custom_ext(ctx, TLSEXT_QUIC_TP,
+                                  SSL_EXT_CLIENT_HELLO | SSL_EXT_TLS1_3_ENCRYPTED_EXTENSIONS,
+                                  tp_add, NULL, NULL, tp_parse, NULL) == 1;
+}
+
+static SSL_CTX *client_ctx(const char *anchor)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    if (ctx == NULL || !common_ctx(ctx) ||
+        SSL_CTX_set_alpn_protos(ctx, alpn_h3, sizeof(alpn_h3)) != 0 ||
+        SSL_CTX_load_verify_locations(ctx, anchor, NULL) != 1) {
+        bench_fail("client context (%s)", anchor);
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    return ctx;
+}
+
+static int init(const char *dir)
+{
+    const char *rb = getenv("BENCH_OPENSSL_RELEASE_BUFFERS");
+    release_buffers = rb != NULL && strcmp(rb, "1") == 0;
+    cctx = client_ctx(bench_path(dir, "cert.pem"));
+    cctx_wrong_ca = client_ctx(bench_path(dir, "other.pem"));
+    sctx = SSL_CTX_new(TLS_server_method());
+    if (cctx == NULL || cctx_wrong_ca == NULL || sctx == NULL || !common_ctx(sctx) ||
+        SSL_CTX_use_certificate_chain_file(sctx, bench_path(dir, "cert.pem")) != 1 ||
+        SSL_CTX_use_PrivateKey_file(sctx, bench_path(dir, "key.pem"), SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_set_num_tickets(sctx, 0) != 1) {
+        bench_fail("server context");
+        return 0;
+    }
+    SSL_CTX_set_alpn_select_cb(sctx, select_alpn, NULL);
+    return 1;
+}
+
+static void fini(void)
+{
+    SSL_CTX_free(cctx);
+    SSL_CTX_free(cctx_wrong_ca);
+    SSL_CTX_free(sctx);
+}
+
+static int pair_new(struct opair *p, SSL_CTX *client_ctx_, const char *host)
+{
+    memset(p, 0, sizeof(*p));
+    p->c.ssl = SSL_new(client_ctx_);
+    p->s.ssl = SSL_new(sctx);
+    BIO *bc = NULL, *bs = NULL;
+    if (p->c.ssl == NULL || p->s.ssl == NULL || BIO_new_bio_pair(&bc, 0, &bs, 0) != 1)
+        return 0;
+    SSL_set_bio(p->c.ssl, bc, bc);
+    SSL_set_bio(p->s.ssl, bs, bs);
+    SSL_set_app_data(p->c.ssl, &p->c);
+    SSL_set_app_data(p->s.ssl, &p->s);
+    SSL_set_connect_state(p->c.ssl);
+    SSL_set_accept_state(p->s.ssl);
+    return SSL_set_tlsext_host_name(p->c.ssl, BENCH_HOST) == 1 &&
+           SSL_set1_host(p->c.ssl, host) == 1;
+}
+
+/* 1 done, 0 wants more, -1 failed. */
+static int step(SSL *ssl)
+{
+    int r = SSL_do_handshake(ssl);
+    if (r == 1)
+        return 1;
+    int e = SSL_get_error(ssl, r);
+    return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ? 0 : -1;
+}
+
+static int run(struct opair *p)
+{
+    int c = 0, s = 0;
+    for (int round = 0; round < 8; round++) {
+        if (!c && (c = step(p->c.ssl)) < 0)
+            return 0;
+        if (!s && (s = step(p->s.ssl)) < 0)
+            return 0;
+        if (c && s)
+            return 1;
+    }
+    return 0;
+}
+
+static int alpn_is_h3(const SSL *ssl)
+{
+    const unsigned char *a;
+    unsigned int len;
+    SSL_get0_alpn_selected(ssl, &a, &len);
+    return len == 2 && memcmp(a, "h3", 2) == 0;
+}
+
+static int check(struct opair *p)
+{
+    SSL *c = p->c.ssl, *s = p->s.ssl;
+    const SSL_CIPHER *cc = SSL_get_current_cipher(c), *sc = SSL_get_current_cipher(s);
+    const char *sni = SSL_get_servername(s, TLSEXT_NAMETYPE_host_name);
+    int sig_type = 0, sig_md = 0, ok = 1;
+#define CHECK(cond)                     \
+    if (!(cond)) {                      \
+        bench_fail("check: %s", #cond); \
+        ok = 0;                         \
+    }
+    CHECK(SSL_version(c) == TLS1_3_VERSION && SSL_version(s) == TLS1_3_VERSION);
+    CHECK(cc != NULL && SSL_CIPHER_get_id(cc) == 0x03001301);
+    CHECK(sc != NULL && SSL_CIPHER_get_id(sc) == 0x03001301);
+    CHECK(SSL_get_negotiated_group(c) == NID_X25519);
+    CHECK(SSL_get_negotiated_group(s) == NID_X25519);
+    CHECK(SSL_get_peer_signature_type_nid(c, &sig_type) == 1 && sig_type == EVP_PKEY_EC);
+    CHECK(SSL_get_peer_signature_nid(c, &sig_md) == 1 && sig_md == NID_sha256);
+    CHECK(alpn_is_h3(c) && alpn_is_h3(s));
+    CHECK(p->c.peer_tp_len == BENCH_TP_LEN &&
+          memcmp(p->c.peer_tp, bench_server_tp, BENCH_TP_LEN) == 0);
+    CHECK(p->s.peer_tp_len == BENCH_TP_LEN &&
+          memcmp(p->s.peer_tp, bench_client_tp, BENCH_TP_LEN) == 0);
+    CHECK(SSL_get_verify_result(c) == X509_V_OK);
+    CHECK(sni != NULL && strcmp(sni, BENCH_HOST) == 0);
+    /* No NewSessionTicket: nothing is left in flight towards the client. */
+    CHECK(BIO_ctrl_pending(SSL_get_rbio(c)) == 0);
+#undef CHECK
+    return ok;
+}
+
+static void pair_free(struct opair *p)
+{
+    SSL_free(p->c.ssl);
+    SSL_free(p->s.ssl);
+    p->c.ssl = p->s.ssl = NULL;
+}
+
+static int handshake(void)
+{
+    int ok = pair_new(&one, cctx, BENCH_HOST) && run(&one);
+    if (!ok) {
+        char err[256] = "";
+        ERR_error_string_n(ERR_peek_error(), err, sizeof(err));
+        bench_fail("handshake did not complete: %s", err);
+        ERR_clear_error();
+    }
+    ok = ok && check(&one);
+    pair_free(&one);
+    return ok;
+}
+
+static int handshake_neg(enum bench_neg neg)
+{
+    int ok = pair_new(&one, neg == BENCH_WRONG_CA ? cctx_wrong_ca : cctx,
+                      neg == BENCH_WRONG_HOST ? "wrong.example" : BENCH_HOST) &&
+             run(&one);
+    if (!ok)
+        bench_fail("verify result %ld (%s)", SSL_get_verify_result(one.c.ssl),
+                   X509_verify_cert_error_string(SSL_get_verify_result(one.c.ssl)));
+    pair_free(&one);
+    ERR_clear_error();
+    return ok;
+}
+
+static void *pair_alloc(void) { return calloc(1, sizeof(struct opair)); }
+
+static int pair_establish(void *v)
+{
+    struct opair *p = v;
+    if (!(pair_new(p, cctx, BENCH_HOST) && run(p) && check(p)))
+        return 0;
+    /* Only TLS state is counted: the BIO pair (the "transport") goes. */
+    SSL_set_bio(p->c.ssl, NULL, NULL);
+    SSL_set_bio(p->s.ssl, NULL, NULL);
+    return 1;
+}
+
+static void pair_free_client(void *v)
+{
+    struct opair *p = v;
+    SSL_free(p->c.ssl);
+    p->c.ssl = NULL;
+}
+
+static void pair_free_server(void *v)
+{
+    struct opair *p = v;
+    SSL_free(p->s.ssl);
+    p->s.ssl = NULL;
+}
+
+int main(int argc, char **argv)
+{
+    const char *rb = getenv("BENCH_OPENSSL_RELEASE_BUFFERS");
+    static struct bench_lib lib = {
+        .name = "openssl",
+        .init = init,
+        .handshake = handshake,
+        .handshake_neg = handshake_neg,
+        .pair_alloc = pair_alloc,
+        .pair_establish = pair_establish,
+        .pair_free_client = pair_free_client,
+        .pair_free_server = pair_free_server,
+        .pair_release = free,
+        .fini = fini,
+    };
+    if (rb != NULL && strcmp(rb, "1") == 0)
+        lib.name = "openssl+release_buffers";
+    return bench_main(argc, argv, &lib);
+}

@@ -1,0 +1,316 @@
+/*
+ * (Q) qtls through SSL_QUIC_METHOD: handshake bytes move per encryption level
+ * in memory, as CRYPTO frames would, all queued bytes of a level in one
+ * SSL_provide_quic_data call. The set_encryption_secrets callback copies the
+ * secrets (as the GnuTLS benchmark's secret hook does); no packet protection
+ * keys are derived, on either QUIC benchmark. Linked with libqtls.a and
+ * libcrypto only, never libssl.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h> /* include/compat: the system header plus qtls/quic.h */
+#include <openssl/x509.h>
+
+#include "bench_common.h"
+
+#define NLEVELS 4
+#define OUTMAX 4096 /* per level: the server's handshake flight is about 700 bytes */
+
+struct qside {
+    SSL *ssl;
+    uint8_t out[NLEVELS][OUTMAX];
+    size_t out_len[NLEVELS];
+    uint8_t read_secret[NLEVELS][48], write_secret[NLEVELS][48];
+    int alerts, last_alert, overflow;
+};
+
+struct qpair {
+    struct qside c, s;
+};
+
+static SSL_CTX *cctx, *cctx_wrong_ca, *sctx;
+static struct qpair one; /* the timed handshakes reuse one transport */
+
+static int set_secrets(SSL *ssl, OSSL_ENCRYPTION_LEVEL level, const uint8_t *rs,
+                       const uint8_t *ws, size_t len)
+{
+    struct qside *q = SSL_get_app_data(ssl);
+    if (len > sizeof(q->read_secret[0]))
+        return 0;
+    if (rs != NULL)
+        memcpy(q->read_secret[level], rs, len);
+    if (ws != NULL)
+        memcpy(q->write_secret[level], ws, len);
+    return 1;
+}
+
+static int add_handshake_data(SSL *ssl, OSSL_ENCRYPTION_LEVEL level, const uint8_t *data,
+                              size_t len)
+{
+    struct qside *q = SSL_get_app_data(ssl);
+    if (len > OUTMAX - q->out_len[level]) {
+        q->overflow = 1;
+        return 0;
+    }
+    memcpy(q->out[level] + q->out_len[level], data, len);
+    q->out_len[level] += len;
+    return 1;
+}
+
+static int flush_flight(SSL *ssl) { return 1; }
+
+static int send_alert(SSL *ssl, enum ssl_encryption_level_t level, uint8_t alert)
+{
+    struct qside *q = SSL_get_app_data(ssl);
+    q->alerts++;
+    q->last_alert = alert;
+    return 1;
+}
+
+static const SSL_QUIC_METHOD quic_method = {set_secrets, add_handshake_data, flush_flight,
+                                            send_alert};
+
+static const unsigned char alpn_h3[] = {2, 'h', '3'};
+
+static int select_alpn(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                       const unsigned char *in, unsigned int inlen, void *arg)
+{
+    if (SSL_select_next_proto((unsigned char **)out, outlen, alpn_h3, sizeof(alpn_h3), in,
+                              inlen) != OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_ALERT_FATAL;
+    return SSL_TLSEXT_ERR_OK;
+}
+
+/* What both sides share: TLS 1.3, one suite, one group, one scheme, no tickets, no cache. */
+static int common_ctx(SSL_CTX *ctx)
+{
+    SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    /* qtls ignores the sigalgs list (a fixed TLS 1.3 list); a P-256 key signs only
+     * with ecdsa_secp256r1_sha256 in TLS 1.3, so the scheme is the same anyway. */
+    return SSL_CTX_set_quic_method(ctx, &quic_method) &&
+           SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) &&
+           SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) &&
+           SSL_CTX_set_ciphersuites(ctx, "TLS_AES_128_GCM_SHA256") == 1 &&
+           SSL_CTX_set1_groups_list(ctx, "X25519") == 1 &&
+           SSL_CTX_set1_sigalgs_list(ctx, "ECDSA+SHA256") == 1;
+}
+
+static SSL_CTX *client_ctx(const char *anchor)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    if (ctx == NULL || !common_ctx(ctx) ||
+        SSL_CTX_set_alpn_protos(ctx, alpn_h3, sizeof(alpn_h3)) != 0 ||
+        SSL_CTX_load_verify_locations(ctx, anchor, NULL) != 1) {
+        bench_fail("client context (%s)", anchor);
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    return ctx;
+}
+
+static int init(const char *dir)
+{
+    cctx = client_ctx(bench_path(dir, "cert.pem"));
+    cctx_wrong_ca = client_ctx(bench_path(dir, "other.pem"));
+    sctx = SSL_CTX_new(TLS_server_method());
+    if (cctx == NULL || cctx_wrong_ca == NULL || sctx == NULL || !common_ctx(sctx) ||
+        SSL_CTX_use_certificate_chain_file(sctx, bench_path(dir, "cert.pem")) != 1 ||
+        SSL_CTX_use_PrivateKey_file(sctx, bench_path(dir, "key.pem"), SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_set_num_tickets(sctx, 0) != 1) {
+        bench_fail("server context");
+        return 0;
+    }
+    SSL_CTX_set_alpn_select_cb(sctx, select_alpn, NULL);
+    return 1;
+}
+
+static void fini(void)
+{
+    SSL_CTX_free(cctx);
+    SSL_CTX_free(cctx_wrong_ca);
+    SSL_CTX_free(sctx);
+}
+
+static void reset_side(struct qside *q)
+{
+    q->ssl = NULL;
+    memset(q->out_len, 0, sizeof(q->out_len));
+    q->alerts = q->last_alert = q->overflow = 0;
+}
+
+static int pair_new(struct qpair *p, SSL_CTX *client_ctx_, const char *host)
+{
+    reset_side(&p->c);
+    reset_side(&p->s);
+    p->c.ssl = SSL_new(client_ctx_);
+    p->s.ssl = SSL_new(sctx);
+    if (p->c.ssl == NULL || p->s.ssl == NULL)
+        return 0;
+    SSL_set_app_data(p->c.ssl, &p->c);
+    SSL_set_app_data(p->s.ssl, &p->s);
+    SSL_set_connect_state(p->c.ssl);
+    SSL_set_accept_state(p->s.ssl);
+    return SSL_set_quic_transport_params(p->c.ssl, bench_client_tp, BENCH_TP_LEN) &&
+           SSL_set_quic_transport_params(p->s.ssl, bench_server_tp, BENCH_TP_LEN) &&
+           SSL_set_tlsext_host_name(p->c.ssl, BENCH_HOST) == 1 &&
+           SSL_set1_host(p->c.ssl, host) == 1;
+}
+
+/* 1 done, 0 wants more, -1 failed. */
+static int step(struct qside *q)
+{
+    if (SSL_is_init_finished(q->ssl))
+        return 1;
+    int r = SSL_do_handshake(q->ssl);
+    if (r == 1)
+        return 1;
+    return SSL_get_error(q->ssl, r) == SSL_ERROR_WANT_READ ? 0 : -1;
+}
+
+static int deliver(struct qside *from, struct qside *to)
+{
+    for (int l = 0; l < NLEVELS; l++) {
+        if (from->out_len[l] == 0)
+            continue;
+        if (!SSL_provide_quic_data(to->ssl, (OSSL_ENCRYPTION_LEVEL)l, from->out[l],
+                                   from->out_len[l]))
+            return 0;
+        from->out_len[l] = 0;
+    }
+    return 1;
+}
+
+static int run(struct qpair *p)
+{
+    for (int round = 0; round < 8; round++) {
+        int c = step(&p->c);
+        if (c < 0 || !deliver(&p->c, &p->s))
+            return 0;
+        int s = step(&p->s);
+        if (s < 0)
+            return 0;
+        if (c == 1 && s == 1)
+            return 1; /* anything the server wrote now would be a ticket: checked below */
+        if (!deliver(&p->s, &p->c))
+            return 0;
+    }
+    return 0;
+}
+
+static int tp_is(const SSL *ssl, const uint8_t *want)
+{
+    const uint8_t *tp;
+    size_t len;
+    SSL_get_peer_quic_transport_params(ssl, &tp, &len);
+    return len == BENCH_TP_LEN && memcmp(tp, want, BENCH_TP_LEN) == 0;
+}
+
+static int alpn_is_h3(const SSL *ssl)
+{
+    const unsigned char *a;
+    unsigned int len;
+    SSL_get0_alpn_selected(ssl, &a, &len);
+    return len == 2 && memcmp(a, "h3", 2) == 0;
+}
+
+static int check(struct qpair *p)
+{
+    SSL *c = p->c.ssl, *s = p->s.ssl;
+    const SSL_CIPHER *cc = SSL_get_current_cipher(c), *sc = SSL_get_current_cipher(s);
+    const char *sni = SSL_get_servername(s, TLSEXT_NAMETYPE_host_name);
+    int ok = 1;
+#define CHECK(cond)                  \
+    if (!(cond)) {                   \
+        bench_fail("check: %s", #cond); \
+        ok = 0;                      \
+    }
+    CHECK(SSL_version(c) == TLS1_3_VERSION && SSL_version(s) == TLS1_3_VERSION);
+    CHECK(cc != NULL && SSL_CIPHER_get_id(cc) == 0x03001301);
+    CHECK(sc != NULL && SSL_CIPHER_get_id(sc) == 0x03001301);
+    CHECK(SSL_get_negotiated_group(c) == NID_X25519);
+    CHECK(SSL_get_negotiated_group(s) == NID_X25519);
+    CHECK(alpn_is_h3(c) && alpn_is_h3(s));
+    CHECK(tp_is(c, bench_server_tp) && tp_is(s, bench_client_tp));
+    CHECK(SSL_get_verify_result(c) == X509_V_OK);
+    CHECK(sni != NULL && strcmp(sni, BENCH_HOST) == 0);
+    CHECK(p->s.out_len[ssl_encryption_application] == 0); /* no NewSessionTicket */
+    CHECK(p->c.alerts == 0 && p->s.alerts == 0);
+#undef CHECK
+    return ok;
+}
+
+static void pair_free(struct qpair *p)
+{
+    SSL_free(p->c.ssl);
+    SSL_free(p->s.ssl);
+    p->c.ssl = p->s.ssl = NULL;
+}
+
+static int handshake(void)
+{
+    int ok = pair_new(&one, cctx, BENCH_HOST) && run(&one);
+    if (!ok)
+        bench_fail("handshake did not complete (client alert %d, server alert %d)",
+                   one.c.last_alert, one.s.last_alert);
+    ok = ok && check(&one);
+    pair_free(&one);
+    return ok;
+}
+
+static int handshake_neg(enum bench_neg neg)
+{
+    int ok = pair_new(&one, neg == BENCH_WRONG_CA ? cctx_wrong_ca : cctx,
+                      neg == BENCH_WRONG_HOST ? "wrong.example" : BENCH_HOST) &&
+             run(&one);
+    if (!ok)
+        bench_fail("client alert %d, verify result %ld (%s)", one.c.last_alert,
+                   SSL_get_verify_result(one.c.ssl),
+                   X509_verify_cert_error_string(SSL_get_verify_result(one.c.ssl)));
+    pair_free(&one);
+    ERR_clear_error();
+    return ok;
+}
+
+static void *pair_alloc(void) { return calloc(1, sizeof(struct qpair)); }
+
+static int pair_establish(void *v)
+{
+    struct qpair *p = v;
+    return pair_new(p, cctx, BENCH_HOST) && run(p) && check(p);
+}
+
+static void pair_free_client(void *v)
+{
+    struct qpair *p = v;
+    SSL_free(p->c.ssl);
+    p->c.ssl = NULL;
+}
+
+static void pair_free_server(void *v)
+{
+    struct qpair *p = v;
+    SSL_free(p->s.ssl);
+    p->s.ssl = NULL;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct bench_lib lib = {
+        .name = "qtls",
+        .init = init,
+        .handshake = handshake,
+        .handshake_neg = handshake_neg,
+        .pair_alloc = pair_alloc,
+        .pair_establish = pair_establish,
+        .pair_free_client = pair_free_client,
+        .pair_free_server = pair_free_server,
+        .pair_release = free,
+        .fini = fini,
+    };
+    return bench_main(argc, argv, &lib);
+}
