@@ -477,3 +477,100 @@ int cert_verify_peer_chain(SSL *c, STACK_OF(X509) *chain)
     ERR_clear_last_mark();
     return qtls_fail(c, x509_err_alert(c->verify_result), SSL_R_CERTIFICATE_VERIFY_FAILED);
 }
+
+/* ------------------------------------------------------------------ */
+/* Decoded-certificate cache                                           */
+/* ------------------------------------------------------------------ */
+
+#define CERT_CACHE_SLOTS 8
+
+struct cert_cache {
+    CRYPTO_RWLOCK *lock;
+    size_t next; /* round-robin replacement */
+    struct {
+        uint8_t *der;
+        size_t len;
+        X509 *x;
+    } slot[CERT_CACHE_SLOTS];
+};
+
+void cert_cache_free(struct cert_cache *cache)
+{
+    if (cache == NULL)
+        return;
+    for (size_t i = 0; i < CERT_CACHE_SLOTS; i++) {
+        OPENSSL_free(cache->slot[i].der);
+        X509_free(cache->slot[i].x);
+    }
+    CRYPTO_THREAD_lock_free(cache->lock);
+    OPENSSL_free(cache);
+}
+
+/* The context's cache, made on first use; NULL (no caching) if that fails. */
+static struct cert_cache *cache_of(SSL_CTX *ctx)
+{
+    struct cert_cache *cache = __atomic_load_n(&ctx->cert_cache, __ATOMIC_ACQUIRE), *none = NULL;
+    if (cache != NULL)
+        return cache;
+    cache = OPENSSL_zalloc(sizeof(*cache));
+    if (cache == NULL || (cache->lock = CRYPTO_THREAD_lock_new()) == NULL) {
+        OPENSSL_free(cache);
+        return NULL;
+    }
+    if (!__atomic_compare_exchange_n(&ctx->cert_cache, &none, cache, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        cert_cache_free(cache);
+        return none;
+    }
+    return cache;
+}
+
+/* A cached certificate with exactly these bytes, as a new reference. */
+static X509 *cache_lookup(struct cert_cache *cache, const uint8_t *der, size_t len)
+{
+    X509 *found = NULL;
+    if (!CRYPTO_THREAD_read_lock(cache->lock))
+        return NULL;
+    for (size_t i = 0; i < CERT_CACHE_SLOTS && found == NULL; i++) {
+        if (cache->slot[i].x != NULL && cache->slot[i].len == len &&
+            memcmp(cache->slot[i].der, der, len) == 0 && X509_up_ref(cache->slot[i].x))
+            found = cache->slot[i].x;
+    }
+    CRYPTO_THREAD_unlock(cache->lock);
+    return found;
+}
+
+static void cache_insert(struct cert_cache *cache, const uint8_t *der, size_t len, X509 *x)
+{
+    uint8_t *copy = OPENSSL_memdup(der, len);
+    if (copy == NULL || !X509_up_ref(x) || !CRYPTO_THREAD_write_lock(cache->lock)) {
+        if (copy != NULL)
+            X509_free(x); /* undo the up_ref only if it happened */
+        OPENSSL_free(copy);
+        return;
+    }
+    size_t i = cache->next++ % CERT_CACHE_SLOTS;
+    OPENSSL_free(cache->slot[i].der);
+    X509_free(cache->slot[i].x);
+    cache->slot[i].der = copy;
+    cache->slot[i].len = len;
+    cache->slot[i].x = x;
+    CRYPTO_THREAD_unlock(cache->lock);
+}
+
+X509 *cert_decode(SSL_CTX *ctx, const uint8_t *der, size_t len)
+{
+    struct cert_cache *cache = cache_of(ctx);
+    X509 *x = cache != NULL ? cache_lookup(cache, der, len) : NULL;
+    if (x != NULL)
+        return x;
+    const unsigned char *p = der;
+    x = d2i_X509(NULL, &p, (long)len);
+    if (x == NULL || p != der + len) { /* trailing bytes: not exactly one certificate */
+        X509_free(x);
+        return NULL;
+    }
+    if (cache != NULL)
+        cache_insert(cache, der, len, x);
+    return x;
+}

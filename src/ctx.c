@@ -135,6 +135,7 @@ void SSL_CTX_free(SSL_CTX *ctx)
     cert_cfg_free(&ctx->cert);
     ticket_keys_free(ctx->ticket_keys);
     replay_filter_free(ctx->replay);
+    cert_cache_free(ctx->cert_cache);
     OPENSSL_free(ctx);
 }
 

@@ -267,6 +267,7 @@ struct ssl_ctx_st {
                              EVP_MAC_CTX *, int);
     int (*client_cert_cb)(SSL *, X509 **, EVP_PKEY **);
     struct ticket_keys *ticket_keys; /* built-in rotating keys, made on first use */
+    struct cert_cache *cert_cache;   /* decoded peer certificates, reused (cert.c) */
     struct replay_filter *replay;    /* single-use 0-RTT tickets unless SSL_OP_NO_ANTI_REPLAY */
     /* Stored and reported back only: stateless tickets need no internal cache (session.c). */
     void (*remove_session_cb)(SSL_CTX *, SSL_SESSION *);
@@ -451,6 +452,14 @@ QTLS_MUST_CHECK int cert_choose_scheme(EVP_PKEY *key, const uint16_t *peer, size
 QTLS_MUST_CHECK int cert_verify_peer_chain(SSL *c, STACK_OF(X509) *chain);
 /* The X509_STORE_CTX ex_data index holding the SSL (SSL_get_ex_data_X509_STORE_CTX_idx). */
 int cert_store_ctx_ssl_idx(void);
+/*
+ * Decodes one DER certificate exactly (all bytes used), through a small
+ * per-context cache of recent certificates: a client meets the same server
+ * chain again and again, and OpenSSL 3's decoder set-up is a quarter of a
+ * handshake. Returns a new reference, NULL if the bytes are not a certificate.
+ */
+X509 *cert_decode(SSL_CTX *ctx, const uint8_t *der, size_t len);
+void cert_cache_free(struct cert_cache *cache);
 
 /* ------------------------------------------------------------------ */
 /* QUIC glue (quic.c)                                                  */

@@ -155,12 +155,9 @@ static int parse_cert_entry(SSL *c, struct rd *list, STACK_OF(X509) *chain)
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (!ext_split(c, EM_CT, exts, c->hs->offered, &e))
         return 0;
-    const unsigned char *p = data.p;
-    X509 *x = d2i_X509(NULL, &p, (long)data.n);
-    if (x == NULL || p != data.p + data.n) {
-        X509_free(x);
+    X509 *x = cert_decode(c->ctx, data.p, data.n);
+    if (x == NULL)
         return qtls_fail(c, SSL_AD_BAD_CERTIFICATE, SSL_R_BAD_DATA);
-    }
     if (!sk_X509_push(chain, x)) {
         X509_free(x);
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);

@@ -461,6 +461,51 @@ static void client_certificate_is_not_a_server_certificate(void **state)
     assert_int_equal(o.alert, SSL_AD_UNSUPPORTED_CERTIFICATE);
 }
 
+/* Decoding goes through the context's cache: the same bytes give the same object. */
+static void certificate_decoding_is_cached_and_exact(void **state)
+{
+    static const char *names[] = {"ecdsa256.pem", "ecdsa384.pem", "rsa.pem",   "ed25519.pem",
+                                  "client.pem",   "inter.pem",    "ca.pem",    "other-ca.pem",
+                                  "expired.pem",  "other-leaf.pem"};
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    X509 *first = NULL;
+    unsigned char *der0 = NULL;
+    int len0 = 0;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        STACK_OF(X509) *sk = read_certs(names[i]);
+        unsigned char *der = NULL;
+        int len = i2d_X509(sk_X509_value(sk, 0), &der);
+        assert_true(len > 0);
+        X509 *a = cert_decode(ctx, der, (size_t)len);
+        X509 *b = cert_decode(ctx, der, (size_t)len);
+        assert_non_null(a);
+        assert_ptr_equal(a, b); /* the second decode came from the cache */
+        assert_int_equal(X509_cmp(a, sk_X509_value(sk, 0)), 0);
+        /* Not exactly one certificate: one byte short fails, and is not cached. */
+        assert_null(cert_decode(ctx, der, (size_t)len - 1));
+        if (i == 0) {
+            first = a;
+            der0 = der;
+            len0 = len;
+        } else {
+            X509_free(a);
+            OPENSSL_free(der);
+        }
+        X509_free(b);
+        sk_X509_pop_free(sk, X509_free);
+    }
+    /* Ten certificates through eight slots: the first was replaced, yet decodes equal. */
+    X509 *again = cert_decode(ctx, der0, (size_t)len0);
+    assert_non_null(again);
+    assert_ptr_not_equal(again, first);
+    assert_int_equal(X509_cmp(again, first), 0);
+    X509_free(again);
+    X509_free(first);
+    OPENSSL_free(der0);
+    SSL_CTX_free(ctx);
+    ERR_clear_error();
+}
+
 static void server_verifies_client_certificate(void **state)
 {
     SSL_CTX *ctx = trusting_ctx("ca.pem");
@@ -536,6 +581,7 @@ int main(void)
         cmocka_unit_test_setup(each_key_type_loads_and_matches, clear_errors),
         cmocka_unit_test_setup(each_chain_file_loads_leaf_without_intermediates, clear_errors),
         cmocka_unit_test_setup(der_files_load, clear_errors),
+        cmocka_unit_test_setup(certificate_decoding_is_cached_and_exact, clear_errors),
         cmocka_unit_test_setup(use_certificate_takes_a_reference, clear_errors),
         cmocka_unit_test_setup(mismatched_key_of_same_type_is_refused, clear_errors),
         cmocka_unit_test_setup(key_of_other_type_starts_a_new_pair, clear_errors),
