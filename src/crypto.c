@@ -16,8 +16,6 @@ static struct {
     CRYPTO_ONCE once;
     int ok;
     EVP_MD *md[QTLS_HASH_COUNT];
-    EVP_MAC *hmac;
-    EVP_MAC_CTX *hmac_tmpl[QTLS_HASH_COUNT]; /* digest set, no key: dup'd per use */
 } g = {.once = CRYPTO_ONCE_STATIC_INIT};
 
 static const char *const md_names[QTLS_HASH_COUNT] = {"SHA2-256", "SHA2-384"};
@@ -29,19 +27,9 @@ static EVP_PKEY *test_kex_key;
 
 static void fetch_all(void)
 {
-    g.hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-    if (g.hmac == NULL)
-        return;
     for (int h = 0; h < QTLS_HASH_COUNT; h++) {
         g.md[h] = EVP_MD_fetch(NULL, md_names[h], NULL);
-        g.hmac_tmpl[h] = EVP_MAC_CTX_new(g.hmac);
-        if (g.md[h] == NULL || g.hmac_tmpl[h] == NULL)
-            return;
-        OSSL_PARAM params[] = {
-            OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)md_names[h], 0),
-            OSSL_PARAM_construct_end(),
-        };
-        if (!EVP_MAC_CTX_set_params(g.hmac_tmpl[h], params))
+        if (g.md[h] == NULL)
             return;
     }
     g.ok = 1;
@@ -91,19 +79,43 @@ int crypto_digest(enum qtls_hash h, const uint8_t *data, size_t len, uint8_t *ou
     return 1;
 }
 
-/* HMAC over up to three pieces, so HKDF-Expand needs no concatenation buffer. */
+#define HMAC_MAX_BLOCK 128 /* SHA-384's block size */
+
+/*
+ * HMAC over up to three pieces (so HKDF-Expand needs no concatenation
+ * buffer), as RFC 2104 defines it, on one reused digest context: an
+ * EVP_MAC context per call cost a dozen allocations, thirty times a
+ * handshake (bench/README.md).
+ *   HMAC(K, m) = H((K0 ^ opad) || H((K0 ^ ipad) || m))
+ */
 static int hmac3(enum qtls_hash h, const uint8_t *key, size_t key_len, const uint8_t *a,
                  size_t a_len, const uint8_t *b, size_t b_len, const uint8_t *c, size_t c_len,
                  uint8_t *out)
 {
-    EVP_MAC_CTX *m = EVP_MAC_CTX_dup(g.hmac_tmpl[h]);
-    size_t out_len = 0;
-    int ok = m != NULL && EVP_MAC_init(m, key, key_len, NULL) &&
-             (a_len == 0 || EVP_MAC_update(m, a, a_len)) &&
-             (b_len == 0 || EVP_MAC_update(m, b, b_len)) &&
-             (c_len == 0 || EVP_MAC_update(m, c, c_len)) &&
-             EVP_MAC_final(m, out, &out_len, EVP_MAX_MD_SIZE);
-    EVP_MAC_CTX_free(m);
+    const EVP_MD *md = g.md[h];
+    size_t block = (size_t)EVP_MD_get_block_size(md), hl = crypto_hash_len(h);
+    uint8_t k0[HMAC_MAX_BLOCK] = {0}, pad[HMAC_MAX_BLOCK], inner[EVP_MAX_MD_SIZE];
+    EVP_MD_CTX *m = EVP_MD_CTX_new();
+    int ok = m != NULL && block <= sizeof(k0);
+    /* K0: the key, hashed first if longer than a block, zero-padded to a block. */
+    if (ok && key_len > block)
+        ok = EVP_Digest(key, key_len, k0, NULL, md, NULL);
+    else if (ok && key_len > 0)
+        memcpy(k0, key, key_len);
+    for (size_t i = 0; ok && i < block; i++)
+        pad[i] = k0[i] ^ 0x36;
+    ok = ok && EVP_DigestInit_ex(m, md, NULL) && EVP_DigestUpdate(m, pad, block) &&
+         (a_len == 0 || EVP_DigestUpdate(m, a, a_len)) &&
+         (b_len == 0 || EVP_DigestUpdate(m, b, b_len)) &&
+         (c_len == 0 || EVP_DigestUpdate(m, c, c_len)) && EVP_DigestFinal_ex(m, inner, NULL);
+    for (size_t i = 0; ok && i < block; i++)
+        pad[i] = k0[i] ^ 0x5c;
+    ok = ok && EVP_DigestInit_ex(m, md, NULL) && EVP_DigestUpdate(m, pad, block) &&
+         EVP_DigestUpdate(m, inner, hl) && EVP_DigestFinal_ex(m, out, NULL);
+    EVP_MD_CTX_free(m);
+    OPENSSL_cleanse(k0, sizeof(k0));
+    OPENSSL_cleanse(pad, sizeof(pad));
+    OPENSSL_cleanse(inner, sizeof(inner));
     if (!ok)
         ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
     return ok;
