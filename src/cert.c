@@ -543,9 +543,12 @@ static X509 *cache_lookup(struct cert_cache *cache, const uint8_t *der, size_t l
 static void cache_insert(struct cert_cache *cache, const uint8_t *der, size_t len, X509 *x)
 {
     uint8_t *copy = OPENSSL_memdup(der, len);
-    if (copy == NULL || !X509_up_ref(x) || !CRYPTO_THREAD_write_lock(cache->lock)) {
-        if (copy != NULL)
-            X509_free(x); /* undo the up_ref only if it happened */
+    if (copy == NULL || !X509_up_ref(x)) {
+        OPENSSL_free(copy);
+        return;
+    }
+    if (!CRYPTO_THREAD_write_lock(cache->lock)) {
+        X509_free(x); /* the reference taken for the cache */
         OPENSSL_free(copy);
         return;
     }
