@@ -39,7 +39,7 @@ $(BUILD)/libqtls.so: $(OBJS) src/libqtls.map
 	$(CC) -shared -o $@ $(OBJS) $(OPT) -Wl,-soname,libqtls.so.0 -Wl,-Bsymbolic \
 	    -Wl,--version-script=src/libqtls.map $(LIBCRYPTO)
 
-$(BUILD)/qtls.pc: qtls.pc.in
+$(BUILD)/qtls.pc: qtls.pc.in | $(BUILD)/obj
 	sed -e 's|@PREFIX@|$(PREFIX)|' $< > $@
 
 $(BUILD)/tests/%: tests/%.c $(TEST_HELPERS) $(wildcard tests/helpers/*.h) $(BUILD)/libqtls.a | $(BUILD)/tests
@@ -79,7 +79,7 @@ $(BUILD)/libqtls_ngtcp2.so: $(NG_OBJS) src/ngtcp2/libqtls_ngtcp2.map $(BUILD)/li
 	    -Wl,--version-script=src/ngtcp2/libqtls_ngtcp2.map -L$(BUILD) -lqtls $(NGTCP2_LIBS) \
 	    $(LIBCRYPTO)
 
-$(BUILD)/qtls_ngtcp2.pc: qtls_ngtcp2.pc.in
+$(BUILD)/qtls_ngtcp2.pc: qtls_ngtcp2.pc.in | $(BUILD)/obj
 	sed -e 's|@PREFIX@|$(PREFIX)|' $< > $@
 
 # HTTP/3 example client and server (examples/h3*.c) on ngtcp2 + nghttp3 + libqtls_ngtcp2,
