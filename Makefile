@@ -143,7 +143,7 @@ ifeq ($(HAVE_NGTCP2),1)
 endif
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-*
 
 # BoGo: BoringSSL's TLS test runner, built from Debian's packages, in QUIC mode
 # against the shim in tests/bogo (see tests/bogo/README.md). Last line:

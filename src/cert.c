@@ -175,22 +175,31 @@ static int filetype_ok(int type)
     return 0;
 }
 
-int SSL_CTX_use_certificate_file(SSL_CTX *ctx, const char *file, int type)
+/* The checks and the open both file loaders share: the file as a BIO, or NULL with an error. */
+static BIO *open_typed_file(SSL_CTX *ctx, const char *file, int type)
 {
     if (ctx == NULL) {
         ERR_raise(ERR_LIB_SSL, ERR_R_PASSED_NULL_PARAMETER);
-        return 0;
+        return NULL;
     }
-    if (!filetype_ok(type))
-        return 0;
-    BIO *in = open_file(file);
+    return filetype_ok(type) ? open_file(file) : NULL;
+}
+
+static void raise_decode_error(int type)
+{
+    ERR_raise(ERR_LIB_SSL, type == SSL_FILETYPE_ASN1 ? ERR_R_ASN1_LIB : ERR_R_PEM_LIB);
+}
+
+int SSL_CTX_use_certificate_file(SSL_CTX *ctx, const char *file, int type)
+{
+    BIO *in = open_typed_file(ctx, file, type);
     if (in == NULL)
         return 0;
     X509 *x = type == SSL_FILETYPE_ASN1 ? d2i_X509_bio(in, NULL)
                                         : PEM_read_bio_X509(in, NULL, NULL, NULL);
     int ok = 0;
     if (x == NULL)
-        ERR_raise(ERR_LIB_SSL, type == SSL_FILETYPE_ASN1 ? ERR_R_ASN1_LIB : ERR_R_PEM_LIB);
+        raise_decode_error(type);
     else
         ok = SSL_CTX_use_certificate(ctx, x);
     X509_free(x);
@@ -204,20 +213,14 @@ int SSL_CTX_use_certificate_file(SSL_CTX *ctx, const char *file, int type)
  */
 int SSL_CTX_use_PrivateKey_file(SSL_CTX *ctx, const char *file, int type)
 {
-    if (ctx == NULL) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_PASSED_NULL_PARAMETER);
-        return 0;
-    }
-    if (!filetype_ok(type))
-        return 0;
-    BIO *in = open_file(file);
+    BIO *in = open_typed_file(ctx, file, type);
     if (in == NULL)
         return 0;
     EVP_PKEY *k = type == SSL_FILETYPE_ASN1 ? d2i_PrivateKey_bio(in, NULL)
                                             : PEM_read_bio_PrivateKey(in, NULL, NULL, NULL);
     int ok = 0;
     if (k == NULL)
-        ERR_raise(ERR_LIB_SSL, type == SSL_FILETYPE_ASN1 ? ERR_R_ASN1_LIB : ERR_R_PEM_LIB);
+        raise_decode_error(type);
     else
         ok = SSL_CTX_use_PrivateKey(ctx, k);
     EVP_PKEY_free(k);
