@@ -49,9 +49,10 @@ $(BUILD)/tests/%: tests/%.c $(TEST_HELPERS) $(wildcard tests/helpers/*.h) $(BUIL
 TEST_LIBS_test_gnutls = -lgnutls
 
 # ngtcp2 crypto backend (src/ngtcp2/, include/qtls/ngtcp2_crypto_qtls.h): libqtls_ngtcp2, a
-# library of its own beside libqtls, built and tested only where libngtcp2-dev (0.12) is
-# installed. It implements ngtcp2_crypto.h, as libngtcp2_crypto_gnutls does.
-HAVE_NGTCP2 := $(shell pkg-config --exists libngtcp2 2>/dev/null && echo 1)
+# library of its own beside libqtls. It implements ngtcp2_crypto.h (shipped by
+# libngtcp2-crypto-gnutls-dev), as libngtcp2_crypto_gnutls does. make builds it where ngtcp2
+# 0.12 is installed; make check and make demo install ngtcp2 first (scripts/deps.sh).
+HAVE_NGTCP2 := $(shell pkg-config --exists libngtcp2 libngtcp2_crypto_gnutls 2>/dev/null && echo 1)
 NG_SRCS = $(sort $(wildcard src/ngtcp2/*.c))
 NG_OBJS = $(NG_SRCS:src/ngtcp2/%.c=$(BUILD)/obj/ngtcp2/%.o)
 NG_TEST = $(BUILD)/tests/test_ngtcp2_backend
@@ -62,8 +63,6 @@ all: $(BUILD)/libqtls_ngtcp2.a $(BUILD)/libqtls_ngtcp2.so $(BUILD)/qtls_ngtcp2.p
 TEST_LIBS_test_ngtcp2_backend = $(BUILD)/libqtls_ngtcp2.a $(BUILD)/libqtls.a $(NGTCP2_LIBS) \
     $(LIBCRYPTO) -ldl
 $(NG_TEST): $(BUILD)/libqtls_ngtcp2.a
-else
-TESTS := $(filter-out $(NG_TEST),$(TESTS))
 endif
 
 $(BUILD)/obj/ngtcp2/%.o: src/ngtcp2/%.c $(wildcard src/ngtcp2/*.h) $(wildcard include/qtls/*.h)
@@ -86,14 +85,13 @@ $(BUILD)/qtls_ngtcp2.pc: qtls_ngtcp2.pc.in | $(BUILD)/obj
 # built where pkg-config finds libngtcp2 and libnghttp3. make check runs them end to end
 # against each other and ngtcp2's GnuTLS examples (tests/h3/e2e.sh, through a launcher
 # that names this build); make demo shows them (scripts/demo.sh).
-HAVE_H3 := $(shell pkg-config --exists libngtcp2 libnghttp3 2>/dev/null && echo 1)
+HAVE_H3 := $(if $(HAVE_NGTCP2),$(shell pkg-config --exists libnghttp3 2>/dev/null && echo 1))
 H3_BINS = $(BUILD)/h3client $(BUILD)/h3server
 H3_TEST = $(BUILD)/tests/test_h3_e2e
-ifeq ($(HAVE_H3)$(HAVE_NGTCP2),11)
+ifeq ($(HAVE_H3),1)
 H3_CFLAGS := $(shell pkg-config --cflags libngtcp2 libnghttp3)
 H3_LIBS := $(shell pkg-config --libs libngtcp2 libnghttp3)
 all: $(H3_BINS)
-TESTS += $(H3_TEST)
 endif
 
 $(BUILD)/h3%: examples/h3%.c examples/h3common.c examples/h3common.h $(BUILD)/libqtls_ngtcp2.a \
@@ -105,23 +103,87 @@ $(H3_TEST): tests/h3/e2e.sh scripts/h3peers.sh $(H3_BINS) | $(BUILD)/tests
 	printf '#!/bin/sh\nexec "%s/tests/h3/e2e.sh" "%s"\n' "$(CURDIR)" "$(CURDIR)/$(BUILD)" > $@
 	chmod +x $@
 
-deps:
-	@scripts/deps.sh
-
-check: deps all $(TESTS)
-ifneq ($(HAVE_NGTCP2),1)
-	@echo "skipping tests/test_ngtcp2_backend.c and libqtls_ngtcp2: libngtcp2 not found" \
-	    "by pkg-config (apt-get install libngtcp2-dev)"
+ifeq ($(filter all install,$(or $(MAKECMDGOALS),all)),)
+else ifneq ($(HAVE_H3),1)
+$(info make: libqtls_ngtcp2 and the HTTP/3 examples are not built: they need libngtcp2-dev, \
+    libngtcp2-crypto-gnutls-dev and libnghttp3-dev (make check and make demo install them))
 endif
+
+# ---- the Debian packages each command needs, then the command ----------------------------
+# check, demo, bench, bogo, interop and fuzz first run scripts/deps.sh with their groups of
+# packages (as root it installs what is missing; otherwise it names it and stops), then run
+# themselves in a second make, which decides what to build from pkg-config only after the
+# packages are there.
+#
+# make check's suites beyond the unit tests, each skippable only on request, by name:
+#   make check SKIP=gnutls,h3    gnutls: tests/test_gnutls.c (GnuTLS 3.7 in-process peer)
+#                                ngtcp2: tests/test_ngtcp2_backend.c (libqtls_ngtcp2); implies h3
+#                                h3:     tests/h3/e2e.sh (HTTP/3 over UDP loopback)
+# The summary line names what was skipped. Without SKIP, a suite whose packages are absent
+# fails the run and names them; it never disappears from the count.
+comma := ,
+OPTIONAL_SUITES = gnutls ngtcp2 h3
+SKIPPED := $(sort $(subst $(comma), ,$(SKIP)))
+ifneq ($(filter-out $(OPTIONAL_SUITES),$(SKIPPED)),)
+  $(error SKIP: unknown suite '$(filter-out $(OPTIONAL_SUITES),$(SKIPPED))'; the suites are: $(OPTIONAL_SUITES))
+endif
+ifneq ($(filter ngtcp2,$(SKIPPED)),)
+  SKIPPED := $(sort $(SKIPPED) h3)
+endif
+RUN_SUITES = $(filter-out $(SKIPPED),$(OPTIONAL_SUITES))
+
+# The compiler's own package group: cc:gcc, cc:clang, cc:clang-san (clang's ASan/UBSan runtimes).
+CC_NAME   = $(firstword $(subst -, ,$(notdir $(firstword $(CC)))))
+CC_GROUP  = cc:$(CC_NAME)$(if $(and $(filter clang,$(CC_NAME)),$(filter 1,$(SANITIZE))),-san)
+CHECK_DEPS = build $(CC_GROUP) certs unit $(RUN_SUITES)
+DEMO_DEPS  = build $(CC_GROUP) certs h3
+SUBMAKE    = $(MAKE) --no-print-directory
+
+.PHONY: deps check-run demo-run print-deps-check print-deps-demo
+deps:
+	@scripts/deps.sh $(CHECK_DEPS)
+
+# The packages make check and make demo need, one per line (.ci/fresh-machine.sh uses them).
+print-deps-check:
+	@scripts/deps.sh --list $(CHECK_DEPS)
+print-deps-demo:
+	@scripts/deps.sh --list $(DEMO_DEPS)
+
+check:
+	@scripts/deps.sh $(CHECK_DEPS)
+	@$(SUBMAKE) check-run
+
+demo:
+	@scripts/deps.sh $(DEMO_DEPS)
+	@$(SUBMAKE) demo-run
+
+# suite_needs SUITE,HAVE,PACKAGES: stop when a suite that was not skipped cannot be built.
+suite_needs = $(if $(filter $(1),$(RUN_SUITES)),$(if $(2),,$(error the $(1) suite needs \
+    $(3): sudo apt-get install -y $(3) (or make check SKIP=$(1)))))
+CHECK_TESTS = $(filter-out $(if $(filter gnutls,$(SKIPPED)),$(BUILD)/tests/test_gnutls) \
+    $(if $(filter ngtcp2,$(SKIPPED)),$(NG_TEST)),$(TESTS)) $(if $(filter h3,$(RUN_SUITES)),$(H3_TEST))
+ifneq ($(filter check-run,$(MAKECMDGOALS)),)
+  $(call suite_needs,gnutls,$(shell pkg-config --exists gnutls 2>/dev/null && echo 1),libgnutls28-dev)
+  $(call suite_needs,ngtcp2,$(HAVE_NGTCP2),libngtcp2-dev libngtcp2-crypto-gnutls-dev)
+  $(call suite_needs,h3,$(HAVE_H3),libngtcp2-dev libngtcp2-crypto-gnutls-dev libnghttp3-dev)
+endif
+ifneq ($(filter demo-run,$(MAKECMDGOALS)),)
+  ifneq ($(HAVE_H3),1)
+    $(error make demo needs libngtcp2-dev, libngtcp2-crypto-gnutls-dev and libnghttp3-dev)
+  endif
+endif
+
+check-run: all $(CHECK_TESTS)
 	@scripts/gen-certs.sh $(BUILD)/certs
-	@QTLS_CERTS=$(CURDIR)/$(BUILD)/certs scripts/run-tests.sh $(TESTS)
+	@QTLS_CERTS=$(CURDIR)/$(BUILD)/certs QTLS_SKIPPED="$(SKIPPED)" \
+	    scripts/run-tests.sh $(CHECK_TESTS)
 
 $(BUILD)/demo: examples/demo.c $(TEST_HELPERS) $(BUILD)/libqtls.a
 	$(CC) $(CPPFLAGS) -Itests/helpers $(CFLAGS_ALL) -o $@ $< $(TEST_HELPERS) \
 	    $(BUILD)/libqtls.a $(LIBCRYPTO)
 
 # In-memory handshakes (examples/demo.c), then HTTP/3 over UDP loopback with a table.
-demo: deps all $(BUILD)/demo
+demo-run: all $(BUILD)/demo
 	@scripts/gen-certs.sh $(BUILD)/certs
 	@QTLS_CERTS=$(CURDIR)/$(BUILD)/certs scripts/demo.sh $(BUILD)
 
@@ -148,12 +210,17 @@ clean:
 # BoGo: BoringSSL's TLS test runner, built from Debian's packages, in QUIC mode
 # against the shim in tests/bogo (see tests/bogo/README.md). Last line:
 # "N passed, N failed, N skipped".
-.PHONY: bogo
 # ngtcp2 0.12.1's own quictls backend and examples, unmodified, on qtls (tests/ngtcp2/run.sh)
-interop: deps
+interop:
+	@scripts/deps.sh build $(CC_GROUP) interop
 	@tests/ngtcp2/run.sh
 
-bogo: deps $(BUILD)/libqtls.a
+bogo:
+	@scripts/deps.sh build $(CC_GROUP) bogo
+	@$(SUBMAKE) bogo-run
+
+.PHONY: bogo-run
+bogo-run: $(BUILD)/libqtls.a
 	@QTLS_BOGO_LIB=$(CURDIR)/$(BUILD)/libqtls.a BOGO_CFLAGS="$(OPT)" tests/bogo/run.sh
 
 # Handshake benchmark (bench/README.md): OpenSSL 3.0 libssl, GnuTLS 3.7 in QUIC mode and
@@ -162,8 +229,12 @@ bogo: deps $(BUILD)/libqtls.a
 BENCH_DIR    = $(BUILD)/bench
 BENCH_CFLAGS = -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE $(CFLAGS)
 BENCH_DEPS   = bench/bench_common.c bench/bench_common.h
-.PHONY: bench
-bench: deps $(BENCH_DIR)/bench_openssl $(BENCH_DIR)/bench_gnutls $(BENCH_DIR)/bench_qtls \
+.PHONY: bench bench-run
+bench:
+	@scripts/deps.sh build $(CC_GROUP) certs gnutls $(if $(CALLGRIND),callgrind)
+	@$(SUBMAKE) bench-run
+
+bench-run: $(BENCH_DIR)/bench_openssl $(BENCH_DIR)/bench_gnutls $(BENCH_DIR)/bench_qtls \
     $(BENCH_DIR)/libheapcount.so
 	@bench/run.sh $(BENCH_DIR)
 
@@ -214,8 +285,12 @@ $(FUZZ_BUILD)/gen_seeds: fuzz/gen_seeds.c fuzz/fuzz_common.h $(FUZZ_OBJS)
 	$(FUZZ_CC) $(CPPFLAGS) -Itests/helpers $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -o $@ $< \
 	    $(FUZZ_OBJS) $(LIBCRYPTO)
 
-.PHONY: fuzz
-fuzz: $(FUZZ_BINS) $(FUZZ_BUILD)/gen_seeds
+.PHONY: fuzz fuzz-run
+fuzz:
+	@scripts/deps.sh build cc:clang-san certs
+	@$(SUBMAKE) fuzz-run
+
+fuzz-run: $(FUZZ_BINS) $(FUZZ_BUILD)/gen_seeds
 	@scripts/gen-certs.sh $(FUZZ_BUILD)/certs
 	@mkdir -p $(FUZZ_BUILD)/crash $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/corpus/%)
 	@QTLS_CERTS=$(CURDIR)/$(FUZZ_BUILD)/certs $(FUZZ_BUILD)/gen_seeds $(FUZZ_BUILD)/corpus

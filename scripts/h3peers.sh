@@ -27,10 +27,16 @@ h3_setup() {
     local b
     for b in h3client h3server; do
         if [ ! -x "$BUILD/$b" ]; then
-            echo "$BUILD/$b is missing (it needs libngtcp2-dev and libnghttp3-dev)" >&2
+            echo "$BUILD/$b is missing (make demo and make check build it: they install libngtcp2-dev, libngtcp2-crypto-gnutls-dev and libnghttp3-dev)" >&2
             return 1
         fi
     done
+}
+
+# h3_gtls_download DIR: the .debs of Debian's GnuTLS examples into DIR/debs.
+h3_gtls_download() {
+    (cd "$1/debs" && apt-get download ngtcp2-client ngtcp2-server libngtcp2-9 \
+        libngtcp2-crypto-gnutls2 libev4) >>"$1/apt.log" 2>&1
 }
 
 # Sets GTLS_ENV, GTLSCLIENT, GTLSSERVER; or GTLS_WHY and returns 1.
@@ -47,9 +53,10 @@ h3_gtls_setup() {
     GTLSSERVER=$dir/root/usr/sbin/gtlsserver
     if [ ! -x "$GTLSCLIENT" ] || [ ! -x "$GTLSSERVER" ]; then
         mkdir -p "$dir/debs" || return 1
-        rm -f "$dir"/debs/*.deb
-        if ! (cd "$dir/debs" && apt-get download ngtcp2-client ngtcp2-server libngtcp2-9 \
-            libngtcp2-crypto-gnutls2 libev4) >"$dir/apt.log" 2>&1; then
+        rm -f "$dir"/debs/*.deb "$dir/apt.log"
+        # As root, a machine whose package lists were never fetched gets them once.
+        if ! h3_gtls_download "$dir" && ! { [ "$(id -u)" -eq 0 ] &&
+            apt-get update >>"$dir/apt.log" 2>&1 && h3_gtls_download "$dir"; }; then
             GTLS_WHY="gtlsclient/gtlsserver are not installed and apt-get download failed"
             GTLS_WHY="$GTLS_WHY (see $dir/apt.log); apt-get install ngtcp2-client ngtcp2-server"
             return 1

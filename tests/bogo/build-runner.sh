@@ -28,22 +28,8 @@ mkdir -p "$OUT"
 log() { printf 'build-runner: %s\n' "$*" >&2; }
 
 # --- Debian packages -------------------------------------------------------
-NEED_PKGS="golang-go golang-golang-x-crypto-dev golang-golang-x-sys-dev xz-utils"
-missing=""
-for p in $NEED_PKGS; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-    if [ "$(id -u)" = 0 ]; then
-        log "installing:$missing"
-        apt-get update -qq >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >&2
-    else
-        log "missing Debian packages:$missing"
-        log "run: apt-get install$missing"
-        exit 1
-    fi
-fi
+# Listed in scripts/deps.sh (group bogo): installed there as root, named otherwise.
+"$ROOT/scripts/deps.sh" bogo || exit 1
 GOCODE=/usr/share/gocode/src
 for m in golang.org/x/crypto golang.org/x/sys; do
     [ -d "$GOCODE/$m" ] || { log "no $GOCODE/$m"; exit 1; }

@@ -50,8 +50,6 @@ GROOT=$W/gnutls-root
 LOGS=$W/logs
 APTDIR=$W/apt
 
-DEPS="autoconf automake libtool make g++ pkg-config dpkg-dev xz-utils openssl
-      libssl-dev libnghttp3-dev libev-dev"
 
 mkdir -p "$W" || exit 1
 exec 9>"$W/.lock"
@@ -96,30 +94,9 @@ die() {
 
 # ---------------------------------------------------------------- packages
 
-missing_deps() {
-    local p out=""
-    for p in $DEPS; do
-        dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' ||
-            out="$out $p"
-    done
-    echo "$out"
-}
-
-need=$(missing_deps)
-if [ -n "$need" ]; then
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "ngtcp2: missing Debian packages. Run: apt-get install -y$need" >&2
-        nfail=1
-        finish
-    fi
-    echo "ngtcp2: installing$need"
-    export DEBIAN_FRONTEND=noninteractive
-    # shellcheck disable=SC2086
-    { apt-get install -y --no-install-recommends $need ||
-        { apt-get update && apt-get install -y --no-install-recommends $need; }
-    } >"$LOGS/apt-install.log" 2>&1 ||
-        die deps "apt-get install$need failed" "$LOGS/apt-install.log"
-fi
+# The packages this script needs are listed in scripts/deps.sh (group interop),
+# which installs them as root and otherwise names them.
+"$ROOT/scripts/deps.sh" build interop || { nfail=1; finish; }
 
 # ---------------------------------------------------------------- source
 
