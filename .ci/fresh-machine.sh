@@ -37,7 +37,11 @@ needed=$(cd "$REPO" && { make -s print-deps-demo; make -s print-deps-check; } | 
 remove=""
 for pkg in $needed; do
     installed "$pkg" || continue
-    takes=$(apt-get -s remove "$pkg" 2>/dev/null | sed -n 's/^Remv \([^ ]*\) .*/\1/p')
+    if ! sim=$(apt-get -s remove "$pkg" 2>&1); then
+        echo "kept $pkg (apt-get refuses to remove it: $(echo "$sim" | grep '^E:' | head -n 1))"
+        continue
+    fi
+    takes=$(echo "$sim" | sed -n 's/^Remv \([^ ]*\) .*/\1/p')
     extra=$(comm -23 <(echo "$takes" | sort) <(echo "$needed"))
     if [ -n "$extra" ]; then
         echo "kept $pkg (removing it would also remove: $(echo $extra))"
@@ -75,7 +79,7 @@ for goal in demo check; do
     say "as nobody: make $goal"
     want=$(for p in $(cd "$REPO" && make -s "print-deps-$goal"); do installed "$p" || echo "$p"; done)
     log=$DRILL/user-$goal.log
-    if runuser -u nobody -- env HOME="$DRILL/user" make -C "$USER_CLONE" "$goal" >"$log" 2>&1; then
+    if (cd "$USER_CLONE" && runuser -u nobody -- env HOME="$DRILL/user" make "$goal") >"$log" 2>&1; then
         die "make $goal as a user succeeded with packages missing (log: $log)"
     fi
     tail -n 3 "$log"
@@ -95,7 +99,7 @@ fresh_clone "$CLONE"
 run_goal() {
     local goal=$1 n=$2 log=$DRILL/root-$1-$2.log
     say "as root: make $goal (run $n)"
-    if ! make -C "$CLONE" "$goal" >"$log" 2>&1; then
+    if ! (cd "$CLONE" && make "$goal") >"$log" 2>&1; then
         tail -n 40 "$log"
         die "make $goal (run $n) failed (log: $log)"
     fi
