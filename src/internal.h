@@ -57,6 +57,10 @@ int qtls_fail_raise(SSL *c, int alert, int reason);
     (ERR_new(), ERR_set_debug(OPENSSL_FILE, OPENSSL_LINE, OPENSSL_FUNC),                           \
      qtls_fail_raise((c), (alert), (reason)))
 
+/* clock.c: the wall clock every session and ticket time comes from (µs / s since the epoch). */
+uint64_t clock_now_us(void);
+uint64_t clock_now_seconds(void);
+
 /* ------------------------------------------------------------------ */
 /* Suites, groups and signature schemes (suites.c)                     */
 /* ------------------------------------------------------------------ */

@@ -7,7 +7,6 @@
 #include "internal.h"
 
 #include <string.h>
-#include <time.h>
 
 #define QTLS_QUIC_MAX_EARLY_DATA 0xffffffffu /* RFC 9001 §4.6.1 */
 #define QTLS_MAX_TICKET_LIFETIME 604800u     /* seven days, RFC 8446 §4.6.1 */
@@ -16,14 +15,6 @@
 #define QTLS_MAX_OFFERED_TICKET 32768 /* leaves the ClientHello well under 2^16 */
 #define QTLS_MAX_SEALED_SESSION 49152 /* a sealed ticket must fit opaque ticket<1..2^16-1> */
 
-static uint64_t now_seconds(void) { return (uint64_t)time(NULL); }
-
-static uint64_t now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 /*
  * RFC 8446 §4.2.11.1: the time since the ticket arrived, in ms. Never
@@ -34,10 +25,10 @@ static uint64_t now_us(void)
  */
 static uint64_t ticket_age_ms(const SSL_SESSION *s)
 {
-    uint64_t now = now_us();
+    uint64_t now = clock_now_us();
     if (s->arrival_us != 0 && s->arrival_us / 1000000 == s->time && now >= s->arrival_us)
         return (now - s->arrival_us) / 1000;
-    uint64_t secs = now_seconds() - s->time;
+    uint64_t secs = clock_now_seconds() - s->time;
     return secs > 0 ? (secs - 1) * 1000 : 0;
 }
 
@@ -90,7 +81,7 @@ int psk_client_prepare(SSL *c)
     hs->psk_offered = 0;
     hs->early_data_offered = 0;
     secret_wipe(&hs->early_secret);
-    if (s == NULL || !SSL_SESSION_is_resumable(s) || !session_live(s, now_seconds()))
+    if (s == NULL || !SSL_SESSION_is_resumable(s) || !session_live(s, clock_now_seconds()))
         return 1;
     /* A ticket too large for a ClientHello is not offered rather than failing every try. */
     if (s->ticket_len > QTLS_MAX_OFFERED_TICKET)
@@ -268,7 +259,7 @@ int psk_client_process_ticket(SSL *c, struct rd body)
     s->ticket = OPENSSL_memdup(ticket.p, ticket.n);
     s->ticket_len = ticket.n;
     s->age_add = age_add;
-    s->arrival_us = now_us();
+    s->arrival_us = clock_now_us();
     s->time = s->arrival_us / 1000000;
     s->timeout = lifetime;
     s->max_early_data = max_early;
@@ -339,7 +330,7 @@ static int early_data_acceptable(SSL *c, const SSL_SESSION *s, size_t index, uin
                                  struct rd identity)
 {
     SSL_CTX *ctx = c->ctx;
-    uint64_t now = now_seconds();
+    uint64_t now = clock_now_seconds();
     if (index != 0 || !c->early_data_enabled || c->max_early_data == 0 ||
         s->max_early_data == 0 || c->hs->hrr_done || s->cipher != c->cipher)
         return 0;
@@ -475,7 +466,7 @@ int psk_server_select(SSL *c, const struct ext_set *e, const struct rd *whole)
         return 0;
     if (!c->hs->psk_dhe_ke || (c->options & SSL_OP_NO_TICKET))
         return 1;
-    uint64_t now = now_seconds();
+    uint64_t now = clock_now_seconds();
     for (index = 0; index < n && s == NULL && !abort; index++) {
         if (!rd_vec16(&ids, &id) || !rd_u32(&ids, &obf_age))
             return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);

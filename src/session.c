@@ -13,7 +13,6 @@
 
 #include <limits.h>
 #include <string.h>
-#include <time.h>
 
 #include <openssl/pem.h>
 
@@ -38,7 +37,7 @@ SSL_SESSION *SSL_SESSION_new(void)
         return NULL;
     }
     s->references = 1;
-    s->time = (uint64_t)time(NULL);
+    s->time = clock_now_seconds();
     s->timeout = SESSION_NEW_TIMEOUT;
     /* OpenSSL's choice: not X509_V_OK, so that an unfilled session never reads as verified. */
     s->verify_result = 1;
@@ -776,7 +775,7 @@ SSL_SESSION *session_new_from_conn(SSL *c)
         return NULL;
     long timeout = c->ctx->session_timeout;
     s->cipher = c->cipher;
-    s->time = (uint64_t)time(NULL);
+    s->time = clock_now_seconds();
     s->timeout = timeout <= 0 ? DEFAULT_TIMEOUT : (uint64_t)timeout;
     if (s->timeout > MAX_TICKET_LIFETIME)
         s->timeout = MAX_TICKET_LIFETIME;

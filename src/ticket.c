@@ -24,7 +24,6 @@
 
 #include <limits.h>
 #include <string.h>
-#include <time.h>
 
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
@@ -69,7 +68,7 @@ void ticket_set_test_clock(uint64_t (*now)(void)) { test_clock = now; }
 
 static uint64_t now_seconds(void)
 {
-    return test_clock != NULL ? test_clock() : (uint64_t)time(NULL);
+    return test_clock != NULL ? test_clock() : clock_now_seconds();
 }
 
 /* A key lives one session lifetime as the current key, then one more as the previous key. */

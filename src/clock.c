@@ -1,0 +1,20 @@
+/*
+ * The one wall clock behind session times, ticket ages, ticket key rotation
+ * and the replay filter. Everything reads clock_gettime(CLOCK_REALTIME):
+ * time() reads the kernel's coarse clock, which lags it by up to a tick
+ * after each second boundary, and mixing the two made a ticket received a
+ * moment ago look issued in the future, so the client did not offer it.
+ */
+#include "internal.h"
+
+#include <time.h>
+
+uint64_t clock_now_us(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0 || ts.tv_sec < 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+uint64_t clock_now_seconds(void) { return clock_now_us() / 1000000; }
