@@ -66,6 +66,7 @@ static int fail_handshake(SSL *c)
 int SSL_do_handshake(SSL *s)
 {
     s->want_read = 0;
+    s->want_client_hello_cb = 0;
     if (s->quic_method == NULL) {
         ERR_raise(ERR_LIB_SSL, QTLS_R_NO_QUIC_METHOD);
         return -1;
@@ -89,6 +90,9 @@ int SSL_do_handshake(SSL *s)
             if (!end_flight(s))
                 return fail_handshake(s);
             s->want_read = 1;
+            return -1;
+        case HS_WANT_CLIENT_HELLO_CB:
+            s->want_client_hello_cb = 1;
             return -1;
         case HS_DONE:
             if (!end_flight(s))

@@ -254,6 +254,8 @@ struct ssl_ctx_st {
     size_t max_cert_list;
     int (*servername_cb)(SSL *, int *, void *);
     void *servername_arg;
+    SSL_client_hello_cb_fn client_hello_cb; /* client_hello.c */
+    void *client_hello_arg;
 
     /* Sessions and tickets (session.c, ticket.c) */
     long session_timeout;   /* seconds; ticket lifetime (default 7200, as OpenSSL) */
@@ -419,6 +421,8 @@ struct ssl_st {
 
     /* Error state */
     int want_read;        /* the last SSL_do_handshake needs more data */
+    int want_client_hello_cb; /* ... or the client hello callback asked to be called again */
+    unsigned set_on_ssl;      /* OWN_* bits: settings made on the connection, not inherited */
     uint8_t alert;        /* pending fatal alert, 0 = none */
     int alert_sent;
 
@@ -496,7 +500,7 @@ void quic_free_buffers(SSL *c);
 /* ------------------------------------------------------------------ */
 
 /* What a state function asks of the driver. */
-enum hs_wait { HS_ERROR, HS_CONTINUE, HS_WANT_MESSAGE, HS_DONE };
+enum hs_wait { HS_ERROR, HS_CONTINUE, HS_WANT_MESSAGE, HS_DONE, HS_WANT_CLIENT_HELLO_CB };
 
 /* Extensions the engine knows; the table in extensions.c gives codepoints. */
 enum ext_idx {
@@ -593,6 +597,36 @@ struct hs {
     const SSL_CIPHER *hrr_cipher;  /* client: the suite of the HelloRetryRequest */
     struct secret client_early;    /* client_early_traffic_secret */
     uint16_t psk_identity;         /* server: the identity accepted */
+
+    /* Server: the ClientHello being read, while the client hello callback runs (client_hello.c) */
+    const struct client_hello *client_hello;
+};
+
+/* A ClientHello's fields as received (RFC 8446 §4.1.2); views into the message. */
+struct client_hello {
+    uint16_t legacy_version;
+    struct rd random, session_id, suites, compression, exts;
+    struct ext_set e;
+};
+
+/*
+ * client_hello.c: runs the context's client hello callback on `ch` (OpenSSL calls it first, before
+ * any other ClientHello processing). 1: go on; 0: failed (alert recorded); -1: the callback asked
+ * to be called again (SSL_CLIENT_HELLO_RETRY).
+ */
+int client_hello_run_cb(SSL *c, const struct client_hello *ch);
+
+/*
+ * Settings an SSL_set_* call made on the connection itself (SSL.set_on_ssl); the others follow
+ * SSL_set_SSL_CTX to the new context (ssl.c).
+ */
+enum {
+    OWN_VERIFY = 1 << 0, /* mode and callback */
+    OWN_VERIFY_DEPTH = 1 << 1,
+    OWN_NUM_TICKETS = 1 << 2,
+    OWN_MAX_EARLY_DATA = 1 << 3,
+    OWN_RECV_MAX_EARLY_DATA = 1 << 4,
+    OWN_ALLOW_EARLY_DATA_CB = 1 << 5,
 };
 
 /* Starts the handshake state (client or server) on the first SSL_do_handshake. */

@@ -27,12 +27,6 @@ static const uint8_t hrr_random[32] = {
     0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
 };
 
-/* The parts of a ClientHello the server decides on. */
-struct client_hello {
-    struct rd random, session_id, suites, compression, exts;
-    struct ext_set e;
-};
-
 /*
  * Fingerprint of a ClientHello for the §4.1.2 rule that the second one
  * equals the first except for key_share, early_data, cookie,
@@ -67,9 +61,8 @@ static int fingerprint(SSL *c, const struct client_hello *ch, uint8_t out[32])
 
 static int parse_client_hello(SSL *c, struct rd body, struct client_hello *ch)
 {
-    uint16_t legacy_version;
     uint8_t method;
-    if (!rd_u16(&body, &legacy_version) || !rd_bytes(&body, 32, &ch->random) ||
+    if (!rd_u16(&body, &ch->legacy_version) || !rd_bytes(&body, 32, &ch->random) ||
         !rd_vec8(&body, &ch->session_id) || !rd_vec16(&body, &ch->suites) ||
         !rd_vec8(&body, &ch->compression) || !rd_vec16(&body, &ch->exts) || !rd_empty(&body) ||
         ch->session_id.n > 32 || ch->suites.n == 0 || ch->suites.n % 2 != 0)
@@ -241,8 +234,12 @@ static enum hs_wait do_read_client_hello(SSL *c)
     int r = msg_read(c, &type, &body, &whole);
     if (r <= 0)
         return r == 0 ? HS_WANT_MESSAGE : HS_ERROR;
-    if (!msg_expect(c, type, HT_CLIENT_HELLO) || !parse_client_hello(c, body, &ch) ||
-        !check_versions(c, &ch.e) || !choose_suite(c, ch.suites))
+    if (!msg_expect(c, type, HT_CLIENT_HELLO) || !parse_client_hello(c, body, &ch))
+        return HS_ERROR;
+    r = client_hello_run_cb(c, &ch);
+    if (r <= 0)
+        return r == 0 ? HS_ERROR : HS_WANT_CLIENT_HELLO_CB; /* the message stays unread */
+    if (!check_versions(c, &ch.e) || !choose_suite(c, ch.suites))
         return HS_ERROR;
     const struct group *hrr_group = hs->kex_group;
     if (!choose_group(c, &ch.e, &share, &need_hrr))

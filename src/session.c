@@ -834,6 +834,7 @@ int SSL_get_early_data_status(const SSL *s) { return s->early_data_status; }
 int SSL_set_num_tickets(SSL *s, size_t num_tickets)
 {
     s->num_tickets = num_tickets;
+    s->set_on_ssl |= OWN_NUM_TICKETS;
     return 1;
 }
 
@@ -855,6 +856,7 @@ int SSL_set_session_id_context(SSL *ssl, const unsigned char *sid_ctx, unsigned 
 int SSL_set_max_early_data(SSL *s, uint32_t max_early_data)
 {
     s->max_early_data = max_early_data;
+    s->set_on_ssl |= OWN_MAX_EARLY_DATA;
     return 1;
 }
 
@@ -864,6 +866,7 @@ uint32_t SSL_get_max_early_data(const SSL *s) { return s->max_early_data; }
 int SSL_set_recv_max_early_data(SSL *s, uint32_t recv_max_early_data)
 {
     s->recv_max_early_data = recv_max_early_data;
+    s->set_on_ssl |= OWN_RECV_MAX_EARLY_DATA;
     return 1;
 }
 
@@ -873,6 +876,7 @@ void SSL_set_allow_early_data_cb(SSL *s, SSL_allow_early_data_cb_fn cb, void *ar
 {
     s->allow_early_data_cb = cb;
     s->allow_early_data_arg = arg;
+    s->set_on_ssl |= OWN_ALLOW_EARLY_DATA_CB;
 }
 
 long SSL_get_default_timeout(const SSL *s) { return DEFAULT_TIMEOUT; }

@@ -126,7 +126,12 @@ int SSL_is_init_finished(const SSL *s) { return s->phase == PHASE_DONE; }
 int SSL_in_before(const SSL *s) { return s->phase == PHASE_BEFORE; }
 
 /* QUIC reads only through SSL_provide_quic_data: the one thing to wait for is more of it. */
-int SSL_want(const SSL *s) { return s->want_read ? SSL_READING : SSL_NOTHING; }
+int SSL_want(const SSL *s)
+{
+    if (s->want_client_hello_cb)
+        return SSL_CLIENT_HELLO_CB;
+    return s->want_read ? SSL_READING : SSL_NOTHING;
+}
 
 int SSL_get_error(const SSL *s, int ret_code)
 {
@@ -135,6 +140,8 @@ int SSL_get_error(const SSL *s, int ret_code)
     unsigned long e = ERR_peek_error();
     if (e != 0)
         return ERR_GET_LIB(e) == ERR_LIB_SYS ? SSL_ERROR_SYSCALL : SSL_ERROR_SSL;
+    if (s->want_client_hello_cb)
+        return SSL_ERROR_WANT_CLIENT_HELLO_CB;
     if (s->want_read)
         return SSL_ERROR_WANT_READ;
     if (s->phase == PHASE_FAILED)
@@ -238,10 +245,39 @@ SSL_CTX *SSL_get_SSL_CTX(const SSL *s) { return s->ctx; }
  * verify settings) stay. OpenSSL switches back to the original context on
  * NULL; qtls does not keep it, and NULL leaves the context unchanged.
  */
+/*
+ * Settings a connection inherited from its context at SSL_new, and that no SSL_set_* call has
+ * changed, follow it to the new context: a virtual host's verify mode and depth, ticket count
+ * and 0-RTT settings. A setting made on the connection stays (as OpenSSL keeps a session ID
+ * context set on it). Certificates, the verification store, the client CA list and the ALPN,
+ * servername and ticket callbacks are always read from the current context.
+ */
+static void follow_ctx_settings(SSL *s, const SSL_CTX *to)
+{
+    unsigned own = s->set_on_ssl;
+    if (!(own & OWN_VERIFY)) {
+        s->verify_mode = to->verify_mode;
+        s->verify_cb = to->verify_cb;
+    }
+    if (!(own & OWN_VERIFY_DEPTH))
+        X509_VERIFY_PARAM_set_depth(s->param, X509_VERIFY_PARAM_get_depth(to->param));
+    if (!(own & OWN_NUM_TICKETS))
+        s->num_tickets = to->num_tickets;
+    if (!(own & OWN_MAX_EARLY_DATA))
+        s->max_early_data = to->max_early_data;
+    if (!(own & OWN_RECV_MAX_EARLY_DATA))
+        s->recv_max_early_data = to->recv_max_early_data;
+    if (!(own & OWN_ALLOW_EARLY_DATA_CB)) {
+        s->allow_early_data_cb = to->allow_early_data_cb;
+        s->allow_early_data_arg = to->allow_early_data_arg;
+    }
+}
+
 SSL_CTX *SSL_set_SSL_CTX(SSL *s, SSL_CTX *ctx)
 {
     if (ctx == NULL || ctx == s->ctx)
         return s->ctx;
+    follow_ctx_settings(s, ctx);
     /*
      * As OpenSSL: a session ID context inherited from the old context follows the switch
      * (tickets are then bound to the virtual host); one set on the connection stays.
@@ -287,6 +323,7 @@ const SSL_CIPHER *SSL_get_pending_cipher(const SSL *s) { return s->cipher; }
 /* As OpenSSL: a NULL callback keeps the one inherited from the context. */
 void SSL_set_verify(SSL *s, int mode, SSL_verify_cb callback)
 {
+    s->set_on_ssl |= OWN_VERIFY;
     s->verify_mode = mode;
     if (callback != NULL)
         s->verify_cb = callback;
@@ -296,7 +333,11 @@ int SSL_get_verify_mode(const SSL *s) { return s->verify_mode; }
 
 SSL_verify_cb SSL_get_verify_callback(const SSL *s) { return s->verify_cb; }
 
-void SSL_set_verify_depth(SSL *s, int depth) { X509_VERIFY_PARAM_set_depth(s->param, depth); }
+void SSL_set_verify_depth(SSL *s, int depth)
+{
+    s->set_on_ssl |= OWN_VERIFY_DEPTH;
+    X509_VERIFY_PARAM_set_depth(s->param, depth);
+}
 
 int SSL_get_verify_depth(const SSL *s) { return X509_VERIFY_PARAM_get_depth(s->param); }
 
