@@ -266,9 +266,13 @@ static enum hs_wait do_read_server_certificate(SSL *c)
 static enum hs_wait do_read_server_certificate_verify(SSL *c)
 {
     enum hs_wait w = msg_read_certificate_verify(c);
-    if (w == HS_CONTINUE)
-        c->hs->state = CS_READ_SERVER_FINISHED;
-    return w;
+    if (w != HS_CONTINUE)
+        return w;
+    /* The certificate is proven: the status callback may judge its stapled response. */
+    if (!ocsp_client_run_cb(c))
+        return HS_ERROR;
+    c->hs->state = CS_READ_SERVER_FINISHED;
+    return HS_CONTINUE;
 }
 
 static enum hs_wait do_read_server_finished(SSL *c)

@@ -63,6 +63,7 @@ static int ctx_set_defaults(SSL_CTX *ctx)
     /* tls1_default_timeout's 2 hours and 3.0's two tickets per handshake (session.c, ticket.c) */
     ctx->session_timeout = 7200;
     ctx->num_tickets = 2;
+    ctx->status_type = -1; /* no OCSP request unless asked */
     ctx->session_cache_size = SSL_SESSION_CACHE_MAX_SIZE_DEFAULT;
     ctx->recv_max_early_data = SSL3_RT_MAX_PLAIN_LENGTH;
     ctx->store = X509_STORE_new();
@@ -324,7 +325,17 @@ long SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)
         ctx->servername_arg = parg;
         return 1;
     case SSL_CTRL_SET_TLSEXT_STATUS_REQ_TYPE:
-        /* Deliberate no-op: OCSP stapling is not implemented; no status is ever requested. */
+        return ocsp_set_status_type(&ctx->status_type, larg);
+    case SSL_CTRL_GET_TLSEXT_STATUS_REQ_TYPE:
+        return ctx->status_type;
+    case SSL_CTRL_SET_TLSEXT_STATUS_REQ_CB_ARG:
+        ctx->status_arg = parg;
+        return 1;
+    case SSL_CTRL_GET_TLSEXT_STATUS_REQ_CB_ARG:
+        *(void **)parg = ctx->status_arg;
+        return 1;
+    case SSL_CTRL_GET_TLSEXT_STATUS_REQ_CB:
+        *(int (**)(SSL *, void *))parg = ctx->status_cb;
         return 1;
     case SSL_CTRL_SET_SIGALGS_LIST:
     case SSL_CTRL_SET_CLIENT_SIGALGS_LIST:
@@ -340,6 +351,9 @@ long SSL_CTX_callback_ctrl(SSL_CTX *ctx, int cmd, void (*fp)(void))
     switch (cmd) {
     case SSL_CTRL_SET_TLSEXT_SERVERNAME_CB:
         ctx->servername_cb = (int (*)(SSL *, int *, void *))fp;
+        return 1;
+    case SSL_CTRL_SET_TLSEXT_STATUS_REQ_CB:
+        ctx->status_cb = (int (*)(SSL *, void *))fp;
         return 1;
     case SSL_CTRL_SET_TLSEXT_TICKET_KEY_CB:
         /* The HMAC_CTX form, deprecated in 3.0: only the EVP_MAC_CTX form is implemented. */

@@ -90,14 +90,14 @@ int ext_split(SSL *c, enum ext_msg msg, struct rd list, uint32_t offered, struct
 }
 
 /* Opens extension `i` in w and marks it offered. */
-static size_t ext_open(struct wr *w, enum ext_idx i, uint32_t *offered)
+size_t ext_open(struct wr *w, enum ext_idx i, uint32_t *offered)
 {
     wr_u16(w, ext_table[i].type);
     *offered |= 1u << i;
     return wr_open_vec(w, 2);
 }
 
-static void ext_close(struct wr *w, size_t at) { wr_close_vec(w, at, 2); }
+void ext_close(struct wr *w, size_t at) { wr_close_vec(w, at, 2); }
 
 static void write_transport_params(SSL *c, struct wr *w, enum ext_idx i, uint32_t *offered)
 {
@@ -125,6 +125,7 @@ void ext_write_client_hello_extensions(SSL *c, struct wr *w)
         wr_close_vec(w, inner, 2);
         ext_close(w, at);
     }
+    ocsp_client_write_request(c, w, off);
     at = ext_open(w, EXT_SUPPORTED_GROUPS, off);
     inner = wr_open_vec(w, 2);
     for (size_t i = 0; i < c->n_groups; i++)
@@ -299,7 +300,7 @@ int ext_process_client_hello(SSL *c, const struct ext_set *e)
         !server_take_sni(c, e->body[EXT_SERVER_NAME]))
         return 0;
     return run_servername_cb(c) && quic_take_peer_tp(c, e) && server_take_sigalgs(c, e) &&
-           server_select_alpn(c, e);
+           server_select_alpn(c, e) && ocsp_server_take_request(c, e);
 }
 
 /* ---- EncryptedExtensions (server side) ---- */

@@ -256,6 +256,9 @@ struct ssl_ctx_st {
     void *servername_arg;
     SSL_client_hello_cb_fn client_hello_cb; /* client_hello.c */
     void *client_hello_arg;
+    int (*status_cb)(SSL *, void *); /* OCSP stapling (ocsp.c), both roles */
+    void *status_arg;
+    int status_type; /* copied by SSL_new: -1 or TLSEXT_STATUSTYPE_ocsp */
 
     /* Sessions and tickets (session.c, ticket.c) */
     long session_timeout;   /* seconds; ticket lifetime (default 7200, as OpenSSL) */
@@ -423,6 +426,9 @@ struct ssl_st {
     int want_read;        /* the last SSL_do_handshake needs more data */
     int want_client_hello_cb; /* ... or the client hello callback asked to be called again */
     unsigned set_on_ssl;      /* OWN_* bits: settings made on the connection, not inherited */
+    int status_type;          /* client: OCSP to request; server: OCSP requested (ocsp.c) */
+    unsigned char *ocsp_resp; /* server: to staple; client: stapled by the server */
+    size_t ocsp_resp_len;
     uint8_t alert;        /* pending fatal alert, 0 = none */
     int alert_sent;
 
@@ -541,6 +547,9 @@ struct ext_set {
 };
 
 uint16_t ext_codepoint(enum ext_idx i);
+/* Writes extension i's type and opens its body (marking it in *offered); ext_close ends it. */
+size_t ext_open(struct wr *w, enum ext_idx i, uint32_t *offered);
+void ext_close(struct wr *w, size_t at);
 /*
  * Splits an Extension list: rejects duplicates and extensions not allowed in
  * `msg` (illegal_parameter), and in a reply (anything but EM_CH / EM_CR)
@@ -598,6 +607,8 @@ struct hs {
     struct secret client_early;    /* client_early_traffic_secret */
     uint16_t psk_identity;         /* server: the identity accepted */
 
+    int staple_ocsp; /* server: the status callback gave a response to send */
+
     /* Server: the ClientHello being read, while the client hello callback runs (client_hello.c) */
     const struct client_hello *client_hello;
 };
@@ -608,6 +619,17 @@ struct client_hello {
     struct rd random, session_id, suites, compression, exts;
     struct ext_set e;
 };
+
+/* ocsp.c: OCSP stapling (RFC 8446 §4.4.2.1). The ctrl helpers follow OpenSSL's semantics. */
+int ocsp_set_status_type(int *type, long v);
+long ocsp_set_response(SSL *s, unsigned char *resp, long len);
+long ocsp_get_response(const SSL *s, const unsigned char **out);
+void ocsp_client_write_request(SSL *c, struct wr *w, uint32_t *offered);
+QTLS_MUST_CHECK int ocsp_client_take_response(SSL *c, struct rd body, int is_leaf);
+QTLS_MUST_CHECK int ocsp_client_run_cb(SSL *c);
+QTLS_MUST_CHECK int ocsp_server_take_request(SSL *c, const struct ext_set *e);
+QTLS_MUST_CHECK int ocsp_server_run_cb(SSL *c);
+void ocsp_server_write_response(SSL *c, struct wr *w);
 
 /*
  * client_hello.c: runs the context's client hello callback on `ch` (OpenSSL calls it first, before

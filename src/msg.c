@@ -114,7 +114,7 @@ enum hs_wait msg_read_finished(SSL *c, const struct secret *base)
 
 /* ---- Certificate (§4.4.2) ---- */
 
-static void write_cert_entry(struct wr *w, X509 *x)
+static void write_cert_entry(SSL *c, struct wr *w, X509 *x, int is_leaf)
 {
     size_t at = wr_open_vec(w, 3);
     int len = i2d_X509(x, NULL);
@@ -122,7 +122,10 @@ static void write_cert_entry(struct wr *w, X509 *x)
     if (p == NULL || i2d_X509(x, &p) != len)
         w->failed = 1;
     wr_close_vec(w, at, 3);
-    wr_u16(w, 0); /* no CertificateEntry extensions */
+    size_t exts = wr_open_vec(w, 2);
+    if (is_leaf)
+        ocsp_server_write_response(c, w);
+    wr_close_vec(w, exts, 2);
 }
 
 /*
@@ -139,9 +142,9 @@ int msg_write_certificate(SSL *c, const uint8_t *context, size_t context_len,
     wr_close_vec(w, ctx_at, 1);
     size_t list = wr_open_vec(w, 3);
     if (cc != NULL && cc->cert != NULL) {
-        write_cert_entry(w, cc->cert);
+        write_cert_entry(c, w, cc->cert, 1);
         for (int i = 0; cc->chain != NULL && i < sk_X509_num(cc->chain); i++)
-            write_cert_entry(w, sk_X509_value(cc->chain, i));
+            write_cert_entry(c, w, sk_X509_value(cc->chain, i), 0);
     }
     wr_close_vec(w, list, 3);
     return msg_end(c, at);
@@ -154,6 +157,10 @@ static int parse_cert_entry(SSL *c, struct rd *list, STACK_OF(X509) *chain)
     if (!rd_vec24(list, &data) || !rd_vec16(list, &exts) || rd_empty(&data))
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (!ext_split(c, EM_CT, exts, c->hs->offered, &e))
+        return 0;
+    /* status_request was offered (ext_split refuses it otherwise): a stapled OCSP response. */
+    if (ext_has(&e, EXT_STATUS_REQUEST) &&
+        !ocsp_client_take_response(c, e.body[EXT_STATUS_REQUEST], sk_X509_num(chain) == 0))
         return 0;
     X509 *x = cert_decode(c->ctx, data.p, data.n);
     if (x == NULL)

@@ -260,7 +260,7 @@ static enum hs_wait do_read_client_hello(SSL *c)
         if (ext_has(&ch.e, EXT_EARLY_DATA)) /* §4.2.10: no 0-RTT after HelloRetryRequest */
             c->early_data_status = SSL_EARLY_DATA_REJECTED;
     } else if (!psk_server_select(c, &ch.e, &whole) ||
-               (!hs->resumed && !choose_certificate(c))) {
+               (!hs->resumed && (!choose_certificate(c) || !ocsp_server_run_cb(c)))) {
         return HS_ERROR;
     }
     if (!msg_consume(c, &whole))

@@ -33,6 +33,7 @@ static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
     c->allow_early_data_arg = ctx->allow_early_data_arg;
     memcpy(c->sid_ctx, ctx->sid_ctx, sizeof(c->sid_ctx));
     c->sid_ctx_len = ctx->sid_ctx_len;
+    c->status_type = ctx->status_type;
     c->param = X509_VERIFY_PARAM_new();
     if (c->param == NULL || !X509_VERIFY_PARAM_inherit(c->param, ctx->param)) {
         ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
@@ -103,6 +104,7 @@ void SSL_free(SSL *s)
     sk_X509_pop_free(s->peer_chain_noleaf, X509_free);
     OPENSSL_free(s->hostname);
     OPENSSL_free(s->alpn);
+    OPENSSL_free(s->ocsp_resp);
     X509_VERIFY_PARAM_free(s->param);
     SSL_CTX_free(s->ctx);
     OPENSSL_free(s);
@@ -611,12 +613,13 @@ long SSL_ctrl(SSL *s, int cmd, long larg, void *parg)
         /* The ephemeral key is freed with the handshake state: there is none to return. */
         return 0;
     case SSL_CTRL_SET_TLSEXT_STATUS_REQ_TYPE:
-        /* Deliberate no-op: OCSP stapling is not implemented; no status is requested. */
-        return 1;
+        return ocsp_set_status_type(&s->status_type, larg);
+    case SSL_CTRL_GET_TLSEXT_STATUS_REQ_TYPE:
+        return s->status_type;
+    case SSL_CTRL_SET_TLSEXT_STATUS_REQ_OCSP_RESP:
+        return ocsp_set_response(s, parg, larg);
     case SSL_CTRL_GET_TLSEXT_STATUS_REQ_OCSP_RESP:
-        /* No status is requested, so none is ever received: OpenSSL's "none" answer. */
-        *(unsigned char **)parg = NULL;
-        return -1;
+        return ocsp_get_response(s, (const unsigned char **)parg);
     case SSL_CTRL_SET_SIGALGS_LIST:
     case SSL_CTRL_SET_CLIENT_SIGALGS_LIST:
         /* Deliberate no-op: qtls always offers its fixed TLS 1.3 scheme list (suites.c). */

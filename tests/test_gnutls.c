@@ -56,6 +56,8 @@
 #include <cmocka.h>
 #include <gnutls/gnutls.h>
 #include <openssl/err.h>
+#include <openssl/ocsp.h>
+#include <openssl/pem.h>
 
 #include "mock_quic.h"
 
@@ -497,6 +499,102 @@ static int gnutls_side_init(struct interop *t)
     if ((r = gnutls_credentials_set(g->session, GNUTLS_CRD_CERTIFICATE, g->cred)) < 0)
         return fail_setup(t, "gnutls_credentials_set", r);
     return 1;
+}
+
+/* --- OCSP stapling ---------------------------------------------------------- */
+
+/*
+ * A real OCSP response (RFC 6960), "good" for the ecdsa256 leaf, signed by the test CA, so
+ * that GnuTLS, which checks stapled responses, accepts it. Made once per process.
+ */
+static gnutls_datum_t ocsp_der;
+
+static X509 *read_cert(const char *name)
+{
+    FILE *fp = fopen(mock_cert_path(name), "r");
+    X509 *x = fp != NULL ? PEM_read_X509(fp, NULL, NULL, NULL) : NULL;
+    if (fp != NULL)
+        fclose(fp);
+    return x;
+}
+
+static int make_ocsp_response(void)
+{
+    if (ocsp_der.data != NULL)
+        return 1;
+    FILE *fp = fopen(mock_cert_path("ca.key"), "r");
+    EVP_PKEY *ca_key = fp != NULL ? PEM_read_PrivateKey(fp, NULL, NULL, NULL) : NULL;
+    if (fp != NULL)
+        fclose(fp);
+    X509 *ca = read_cert("ca.pem"), *leaf = read_cert("ecdsa256.pem");
+    OCSP_BASICRESP *basic = OCSP_BASICRESP_new();
+    OCSP_CERTID *id = leaf != NULL && ca != NULL ? OCSP_cert_to_id(EVP_sha1(), leaf, ca) : NULL;
+    ASN1_TIME *now = X509_gmtime_adj(NULL, -60), *next = X509_gmtime_adj(NULL, 86400);
+    OCSP_RESPONSE *resp = NULL;
+    unsigned char *der = NULL;
+    int len = -1;
+    if (ca_key != NULL && basic != NULL && id != NULL && now != NULL && next != NULL &&
+        OCSP_basic_add1_status(basic, id, V_OCSP_CERTSTATUS_GOOD, 0, NULL, now, next) != NULL &&
+        OCSP_basic_sign(basic, ca, ca_key, EVP_sha256(), NULL, 0) == 1 &&
+        (resp = OCSP_response_create(OCSP_RESPONSE_STATUS_SUCCESSFUL, basic)) != NULL)
+        len = i2d_OCSP_RESPONSE(resp, &der);
+    OCSP_RESPONSE_free(resp);
+    OCSP_CERTID_free(id);
+    OCSP_BASICRESP_free(basic);
+    ASN1_TIME_free(now);
+    ASN1_TIME_free(next);
+    X509_free(ca);
+    X509_free(leaf);
+    EVP_PKEY_free(ca_key);
+    if (len <= 0)
+        return 0;
+    ocsp_der.data = der;
+    ocsp_der.size = (unsigned)len;
+    return 1;
+}
+
+/* The qtls server staples the response; the qtls client keeps what it was given. */
+static int qtls_server_staple(SSL *s, void *arg)
+{
+    unsigned char *copy = OPENSSL_memdup(ocsp_der.data, ocsp_der.size);
+    if (copy == NULL || SSL_set_tlsext_status_ocsp_resp(s, copy, (long)ocsp_der.size) != 1)
+        return SSL_TLSEXT_ERR_ALERT_FATAL;
+    return SSL_TLSEXT_ERR_OK;
+}
+
+static unsigned char qtls_client_ocsp[4096];
+static long qtls_client_ocsp_len;
+
+static int qtls_client_status(SSL *s, void *arg)
+{
+    const unsigned char *p;
+    qtls_client_ocsp_len = SSL_get_tlsext_status_ocsp_resp(s, &p);
+    if (qtls_client_ocsp_len > (long)sizeof(qtls_client_ocsp))
+        return 0;
+    if (qtls_client_ocsp_len > 0)
+        memcpy(qtls_client_ocsp, p, (size_t)qtls_client_ocsp_len);
+    return 1;
+}
+
+/* RFC 8446 §4.4.2.1: the response travels in the leaf's CertificateEntry, either direction. */
+static int ocsp_side_init(struct interop *t)
+{
+    struct gt_side *g = &t->g;
+    int r;
+    if (!make_ocsp_response())
+        return fail_setup(t, "make_ocsp_response", 0);
+    if (t->c->qtls_is_server) {
+        SSL_CTX_set_tlsext_status_cb(t->ctx, qtls_server_staple);
+        if ((r = gnutls_ocsp_status_request_enable_client(g->session, NULL, 0, NULL)) < 0)
+            return fail_setup(t, "gnutls_ocsp_status_request_enable_client", r);
+        return 1;
+    }
+    SSL_CTX_set_tlsext_status_cb(t->ctx, qtls_client_status);
+    if (SSL_set_tlsext_status_type(t->q.ssl, TLSEXT_STATUSTYPE_ocsp) != 1)
+        return fail_setup(t, "SSL_set_tlsext_status_type", 0);
+    qtls_client_ocsp_len = 0;
+    r = gnutls_certificate_set_ocsp_status_request_mem(g->cred, &ocsp_der, 0, GNUTLS_X509_FMT_DER);
+    return r >= 0 || fail_setup(t, "gnutls_certificate_set_ocsp_status_request_mem", r);
 }
 
 static int qtls_side_init(struct interop *t)
@@ -1199,6 +1297,27 @@ static void qtls_client_refuses_a_ticket_with_a_tls_max_early_data(void **state)
     assert_int_equal(t->qtls_sessions, 0);
 }
 
+static void ocsp_response_is_stapled(void **state)
+{
+    struct interop *t = *state;
+    if (!ocsp_side_init(t))
+        fail_msg("%s", t->why);
+    if (!run(t))
+        fail_msg("%s", t->why);
+    check_connection(t, 0, EARLY_NONE);
+    if (!t->c->qtls_is_server) {
+        assert_int_equal(qtls_client_ocsp_len, ocsp_der.size);
+        assert_memory_equal(qtls_client_ocsp, ocsp_der.data, ocsp_der.size);
+        return;
+    }
+    gnutls_datum_t got = {NULL, 0};
+    assert_int_equal(gnutls_ocsp_status_request_get(t->g.session, &got), 0);
+    assert_int_equal(got.size, ocsp_der.size);
+    assert_memory_equal(got.data, ocsp_der.data, ocsp_der.size);
+    /* GnuTLS checked it against the chain it verified. */
+    assert_int_not_equal(gnutls_ocsp_status_request_is_checked(t->g.session, 0), 0);
+}
+
 /* --- the cases ------------------------------------------------------------ */
 
 static struct interop_case *add_case(int qtls_is_server, int suite, int group, const char *cert)
@@ -1428,6 +1547,13 @@ static void build_cases(struct CMUnitTest *tests)
     snprintf(c->name, sizeof(c->name),
              "qtls_client_ticket_age_is_never_ahead_of_the_gnutls_server_so_0rtt_is_accepted");
 
+    /* OCSP stapling both ways, with a response GnuTLS checks. */
+    for (int dir = 0; dir < 2; dir++) {
+        c = add_case(dir, 0, G_X25519, "ecdsa256");
+        c->test = ocsp_response_is_stapled;
+        snprintf(c->name, sizeof(c->name), "%s_staple_an_ocsp_response", pair_name(dir));
+    }
+
     /* RFC 9001 §4.6.1 against GnuTLS's TLS default for max_early_data_size. */
     c = add_case(0, 0, G_X25519, "ecdsa256");
     c->gnutls_server_tickets = 1;
@@ -1468,5 +1594,6 @@ int main(void)
     int failed = _cmocka_run_group_tests("qtls <-> GnuTLS QUIC interop", tests, ncases, NULL,
                                          NULL);
     gnutls_global_deinit();
+    OPENSSL_free(ocsp_der.data);
     return failed;
 }

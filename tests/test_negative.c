@@ -506,11 +506,10 @@ static void cert_with_context(struct buf *b)
     put(b, copy.d + 1, copy.n - 1); /* the original context is empty */
 }
 
-/* The first CertificateEntry carries an extension the client never offered. */
-static void cert_entry_unknown_extension(struct buf *b)
+/* The first CertificateEntry gets the extension bytes `ext` (type, length, body). */
+static void cert_leaf_with_extension(struct buf *b, const uint8_t *ext, size_t ext_len)
 {
     static struct buf copy;
-    static const uint8_t ext[] = {0x12, 0x34, 0, 0};
     struct cur c, list, data;
     copy = *b;
     c = (struct cur){copy.d, copy.n};
@@ -526,10 +525,42 @@ static void cert_entry_unknown_extension(struct buf *b)
     put(b, data.p, data.n);
     close_vec(b, d, 3);
     size_t e = open_vec(b, 2);
-    put(b, ext, sizeof(ext));
+    put(b, ext, ext_len);
     close_vec(b, e, 2);
     put(b, list.p, list.n); /* the other entries as they were */
     close_vec(b, l, 3);
+}
+
+/* The first CertificateEntry carries an extension the client never offered. */
+static void cert_entry_unknown_extension(struct buf *b)
+{
+    static const uint8_t ext[] = {0x12, 0x34, 0, 0};
+    cert_leaf_with_extension(b, ext, sizeof(ext));
+}
+
+/* RFC 8446 §4.4.2.1: status_request { ocsp, OCSPResponse<1..2^24-1> = 0xaa }. */
+static void cert_leaf_ocsp_staple(struct buf *b)
+{
+    static const uint8_t ext[] = {0, 5, 0, 5, 1, 0, 0, 1, 0xaa};
+    cert_leaf_with_extension(b, ext, sizeof(ext));
+}
+
+static void cert_leaf_ocsp_empty_response(struct buf *b)
+{
+    static const uint8_t ext[] = {0, 5, 0, 4, 1, 0, 0, 0};
+    cert_leaf_with_extension(b, ext, sizeof(ext));
+}
+
+static void cert_leaf_ocsp_unknown_type(struct buf *b)
+{
+    static const uint8_t ext[] = {0, 5, 0, 5, 2, 0, 0, 1, 0xaa};
+    cert_leaf_with_extension(b, ext, sizeof(ext));
+}
+
+static void cert_leaf_ocsp_overrun(struct buf *b)
+{
+    static const uint8_t ext[] = {0, 5, 0, 5, 1, 0, 0, 2, 0xaa};
+    cert_leaf_with_extension(b, ext, sizeof(ext));
 }
 
 /* ---- hello edits (the crafted ClientHello, a real ClientHello or ServerHello) ---- */
@@ -570,6 +601,16 @@ static void ch_no_alpn(struct hello *h) { ext_del(&h->x, X_ALPN); }
 static void ch_alpn_unknown(struct hello *h) { ext_set(&h->x, X_ALPN, "\0\x04\x03" "foo", 6); }
 static void ch_no_tp(struct hello *h) { ext_del(&h->x, X_TP); }
 static void ch_sni_empty_list(struct hello *h) { ext_set(&h->x, X_SNI, "\0\0", 2); }
+/* RFC 6066 §8: CertificateStatusRequest { ocsp, responder_id_list, request_extensions } */
+static void ch_status_request_truncated(struct hello *h) { ext_add(&h->x, 5, "\x01\x00", 2); }
+static void ch_status_request_empty_responder_id(struct hello *h)
+{
+    ext_add(&h->x, 5, "\x01\x00\x02\x00\x00\x00\x00", 7);
+}
+static void ch_status_request_trailing_byte(struct hello *h)
+{
+    ext_add(&h->x, 5, "\x01\x00\x00\x00\x00\x00", 6);
+}
 /* Two host_names in one ServerNameList (RFC 6066 §3 allows one per type). */
 static void ch_sni_two_names(struct hello *h)
 {
@@ -818,6 +859,11 @@ static void second_hello_retry_request(struct flight *fl)
 
 /* ---- configurations ---- */
 
+static void cfg_client_wants_ocsp(struct fixture *f)
+{
+    assert_int_equal(SSL_set_tlsext_status_type(f->p.client.ssl, TLSEXT_STATUSTYPE_ocsp), 1);
+}
+
 static void cfg_hrr(struct fixture *f)
 {
     assert_int_equal(SSL_set1_groups_list(f->p.client.ssl, "X25519:P-384"), 1);
@@ -987,6 +1033,16 @@ static const struct neg_case cases[] = {
     /* RFC 6066 §3: no two names of the same type (decode_error, as BoringSSL) */
     {ROW("crafted_client_hello_with_two_server_names_is_decode_error", CRAFT),
      .hello_fn = ch_sni_two_names, SERVER, EXPECT(SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR)},
+    /* RFC 6066 §8: a CertificateStatusRequest cut short, with an empty ResponderID, or longer */
+    {ROW("crafted_client_hello_with_truncated_status_request_is_decode_error", CRAFT),
+     .hello_fn = ch_status_request_truncated, SERVER,
+     EXPECT(SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR)},
+    {ROW("crafted_client_hello_with_empty_ocsp_responder_id_is_decode_error", CRAFT),
+     .hello_fn = ch_status_request_empty_responder_id, SERVER,
+     EXPECT(SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR)},
+    {ROW("crafted_client_hello_with_trailing_byte_in_status_request_is_decode_error", CRAFT),
+     .hello_fn = ch_status_request_trailing_byte, SERVER,
+     EXPECT(SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR)},
     /* RFC 8446 §4.2.10: early_data in a ClientHello is empty */
     {ROW("crafted_client_hello_with_non_empty_early_data_is_decode_error", CRAFT),
      .hello_fn = ch_early_data_with_body, SERVER,
@@ -1347,6 +1403,21 @@ static const struct neg_case cases[] = {
     {ROW("certificate_entry_with_unsolicited_extension_is_unsupported_extension", PUMP),
      BODY(1, HSK, HT_CERTIFICATE, cert_entry_unknown_extension),
      EXPECT(SSL_AD_UNSUPPORTED_EXTENSION, SSL_R_UNSOLICITED_EXTENSION)},
+    /* ... an OCSP staple the client did not ask for (RFC 8446 §4.4.2.1) */
+    {ROW("unsolicited_ocsp_staple_is_unsupported_extension", PUMP),
+     BODY(1, HSK, HT_CERTIFICATE, cert_leaf_ocsp_staple),
+     EXPECT(SSL_AD_UNSUPPORTED_EXTENSION, SSL_R_UNSOLICITED_EXTENSION)},
+    /* RFC 6066 §8: OCSPResponse<1..2^24-1> */
+    {ROW("ocsp_staple_with_empty_response_is_decode_error", PUMP),
+     .config = cfg_client_wants_ocsp, BODY(1, HSK, HT_CERTIFICATE, cert_leaf_ocsp_empty_response),
+     EXPECT(SSL_AD_DECODE_ERROR, SSL_R_LENGTH_MISMATCH)},
+    {ROW("ocsp_staple_overrunning_its_extension_is_decode_error", PUMP),
+     .config = cfg_client_wants_ocsp, BODY(1, HSK, HT_CERTIFICATE, cert_leaf_ocsp_overrun),
+     EXPECT(SSL_AD_DECODE_ERROR, SSL_R_LENGTH_MISMATCH)},
+    /* RFC 8446 §4.4.2.1: the body is a CertificateStatus, and only ocsp(1) exists */
+    {ROW("ocsp_staple_of_unknown_status_type_is_decode_error", PUMP),
+     .config = cfg_client_wants_ocsp, BODY(1, HSK, HT_CERTIFICATE, cert_leaf_ocsp_unknown_type),
+     EXPECT(SSL_AD_DECODE_ERROR, SSL_R_UNSUPPORTED_STATUS_TYPE)},
     /* RFC 8446 §4.4.2.4, RFC 5246 §7.2.2: untrusted chain (mapping of X509 errors as OpenSSL) */
     {ROW("untrusted_server_chain_is_unknown_ca", PUMP), .server_cert = "other-leaf",
      .config = cfg_verify_peer, EXPECT(SSL_AD_UNKNOWN_CA, SSL_R_CERTIFICATE_VERIFY_FAILED),

@@ -1,0 +1,165 @@
+/*
+ * OCSP stapling in TLS 1.3 (RFC 8446 §4.4.2.1, RFC 6066 §8), both roles,
+ * with OpenSSL's API: SSL_set_tlsext_status_type makes a client send
+ * status_request; the server's status callback (SSL_CTX_set_tlsext_status_cb)
+ * hands over a DER OCSPResponse with SSL_set_tlsext_status_ocsp_resp, which
+ * travels in the leaf's CertificateEntry; the client's status callback sees
+ * it through SSL_get_tlsext_status_ocsp_resp and may fail the handshake.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+#define OCSP_RESPONSE_MAX 0xffffff /* opaque OCSPResponse<1..2^24-1> */
+
+/* ---- API helpers (ctx.c, ssl.c ctrl) ---- */
+
+/* Only "nothing" (-1) and OCSP exist in TLS 1.3; anything else would be silently not sent. */
+int ocsp_set_status_type(int *type, long v)
+{
+    if (v != TLSEXT_STATUSTYPE_ocsp && v != -1) {
+        ERR_raise_data(ERR_LIB_SSL, SSL_R_UNSUPPORTED_STATUS_TYPE, "status type %ld", v);
+        return 0;
+    }
+    *type = (int)v;
+    return 1;
+}
+
+/* Takes ownership of resp (OPENSSL_malloc'ed), as OpenSSL does, also on failure. */
+long ocsp_set_response(SSL *s, unsigned char *resp, long len)
+{
+    if ((resp == NULL) != (len == 0) || len < 0 || len > OCSP_RESPONSE_MAX) {
+        OPENSSL_free(resp);
+        ERR_raise_data(ERR_LIB_SSL, SSL_R_BAD_LENGTH, "OCSP response of %ld bytes", len);
+        return 0;
+    }
+    OPENSSL_free(s->ocsp_resp);
+    s->ocsp_resp = resp;
+    s->ocsp_resp_len = (size_t)len;
+    return 1;
+}
+
+/* The response's length and bytes; -1 (and NULL) when there is none. */
+long ocsp_get_response(const SSL *s, const unsigned char **out)
+{
+    *out = s->ocsp_resp;
+    return s->ocsp_resp != NULL ? (long)s->ocsp_resp_len : -1;
+}
+
+/* ---- client ---- */
+
+/* RFC 6066 §8: CertificateStatusRequest { ocsp, OCSPStatusRequest with empty lists }. */
+void ocsp_client_write_request(SSL *c, struct wr *w, uint32_t *offered)
+{
+    if (c->status_type != TLSEXT_STATUSTYPE_ocsp)
+        return;
+    size_t at = ext_open(w, EXT_STATUS_REQUEST, offered);
+    wr_u8(w, TLSEXT_STATUSTYPE_ocsp);
+    wr_u16(w, 0); /* responder_id_list: the responders the server knows */
+    wr_u16(w, 0); /* request_extensions */
+    ext_close(w, at);
+}
+
+/*
+ * The status_request of a CertificateEntry: struct { CertificateStatusType status_type;
+ * opaque OCSPResponse<1..2^24-1>; }. Only the leaf's is kept, as OpenSSL does.
+ */
+int ocsp_client_take_response(SSL *c, struct rd body, int is_leaf)
+{
+    struct rd resp;
+    uint8_t type;
+    if (!rd_u8(&body, &type) || !rd_vec24(&body, &resp) || !rd_empty(&body) || rd_empty(&resp))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, SSL_R_LENGTH_MISMATCH);
+    if (type != TLSEXT_STATUSTYPE_ocsp)
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, SSL_R_UNSUPPORTED_STATUS_TYPE);
+    if (!is_leaf)
+        return 1;
+    unsigned char *copy = OPENSSL_memdup(resp.p, resp.n);
+    if (copy == NULL)
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+    return ocsp_set_response(c, copy, (long)resp.n) ||
+           qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+}
+
+/* After the server's certificate is proven: the callback judges the (possibly absent) status. */
+int ocsp_client_run_cb(SSL *c)
+{
+    SSL_CTX *ctx = c->ctx;
+    if (c->status_type != TLSEXT_STATUSTYPE_ocsp || ctx->status_cb == NULL)
+        return 1;
+    int r = ctx->status_cb(c, ctx->status_arg);
+    if (r == 0)
+        return qtls_fail(c, SSL_AD_BAD_CERTIFICATE_STATUS_RESPONSE,
+                         SSL_R_INVALID_STATUS_RESPONSE);
+    if (r < 0)
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+    return 1;
+}
+
+/* ---- server ---- */
+
+/* A list of opaque<1..2^16-1> items inside a <0..2^16-1> vector (RFC 6066 §8). */
+static int items_well_formed(struct rd *body)
+{
+    struct rd list, item;
+    if (!rd_vec16(body, &list))
+        return 0;
+    while (!rd_empty(&list))
+        if (!rd_vec16(&list, &item) || rd_empty(&item))
+            return 0;
+    return 1;
+}
+
+/* The ClientHello's status_request: OCSP noted, other types ignored (RFC 6066 §8). */
+int ocsp_server_take_request(SSL *c, const struct ext_set *e)
+{
+    struct rd body = e->body[EXT_STATUS_REQUEST];
+    uint8_t type;
+    c->status_type = -1;
+    if (!ext_has(e, EXT_STATUS_REQUEST))
+        return 1;
+    if (!rd_u8(&body, &type))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    if (type != TLSEXT_STATUSTYPE_ocsp)
+        return 1;
+    struct rd exts;
+    if (!items_well_formed(&body) || !rd_vec16(&body, &exts) || !rd_empty(&body))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    c->status_type = TLSEXT_STATUSTYPE_ocsp;
+    return 1;
+}
+
+/*
+ * With the certificate chosen: asks the status callback for a response. OK staples what it set,
+ * NOACK staples nothing, anything else fails the handshake with internal_error (as OpenSSL).
+ */
+int ocsp_server_run_cb(SSL *c)
+{
+    SSL_CTX *ctx = c->ctx;
+    c->hs->staple_ocsp = 0;
+    if (c->status_type != TLSEXT_STATUSTYPE_ocsp || ctx->status_cb == NULL)
+        return 1;
+    switch (ctx->status_cb(c, ctx->status_arg)) {
+    case SSL_TLSEXT_ERR_OK:
+        c->hs->staple_ocsp = c->ocsp_resp != NULL;
+        return 1;
+    case SSL_TLSEXT_ERR_NOACK:
+        return 1;
+    default:
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_CLIENTHELLO_TLSEXT);
+    }
+}
+
+/* The leaf CertificateEntry's extensions (RFC 8446 §4.4.2.1), when a response is stapled. */
+void ocsp_server_write_response(SSL *c, struct wr *w)
+{
+    uint32_t unused = 0;
+    if (!c->server || c->hs == NULL || !c->hs->staple_ocsp)
+        return;
+    size_t at = ext_open(w, EXT_STATUS_REQUEST, &unused);
+    wr_u8(w, TLSEXT_STATUSTYPE_ocsp);
+    size_t resp = wr_open_vec(w, 3);
+    wr_bytes(w, c->ocsp_resp, c->ocsp_resp_len);
+    wr_close_vec(w, resp, 3);
+    ext_close(w, at);
+}
