@@ -389,6 +389,9 @@ X509 *SSL_get1_peer_certificate(const SSL *s)
     return s->peer_cert;
 }
 
+/* OpenSSL 3.0: the same certificate without a reference; valid while s holds it. */
+X509 *SSL_get0_peer_certificate(const SSL *s) { return s->peer_cert; }
+
 /* The cached server view is valid while it holds peer_chain[1..] in order. */
 static int noleaf_current(const SSL *s)
 {

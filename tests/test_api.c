@@ -788,6 +788,7 @@ static void peer_chain_view_depends_on_role(void **state)
     X509 *got = SSL_get1_peer_certificate(s);
     assert_ptr_equal(got, leaf);
     X509_free(got);
+    assert_ptr_equal(SSL_get0_peer_certificate(s), leaf); /* no reference taken */
     assert_null(SSL_get0_verified_chain(s));
     SSL_free(s); /* frees the chain, the view and the leaf reference */
     SSL_CTX_free(ctx);
