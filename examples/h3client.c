@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/ocsp.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 
@@ -28,7 +29,7 @@
 struct options {
     struct h3_tls_opts tls;
     const char *session_file, *qlog_file, *output_dir, *sni;
-    int insecure, no_early_data, quiet;
+    int insecure, no_early_data, quiet, ocsp;
     double timeout; /* seconds */
 };
 
@@ -56,6 +57,7 @@ struct client {
     int ticket_saved;   /* a session went to --session's file */
     uint64_t all_done;  /* h3_now() when the last response ended */
     struct h3_summary hs;
+    const char *ocsp;   /* --ocsp: the stapled response's verdict for the leaf */
 };
 
 /* ----------------------------------------------------------------- URLs */
@@ -442,6 +444,70 @@ static int early_data_rejected(ngtcp2_conn *conn, void *user_data)
     return 0;
 }
 
+/* ----------------------------------------------------------------- OCSP stapling */
+
+/* The certificate that issued `leaf`: in the peer's chain or in the trust store. */
+static X509 *find_issuer(X509_STORE *store, X509 *leaf, STACK_OF(X509) *chain)
+{
+    X509 *issuer = NULL;
+    X509_STORE_CTX *sc = X509_STORE_CTX_new();
+    if (sc != NULL && X509_STORE_CTX_init(sc, store, leaf, chain) == 1 &&
+        X509_STORE_CTX_get1_issuer(&issuer, sc, leaf) != 1)
+        issuer = NULL;
+    X509_STORE_CTX_free(sc);
+    return issuer;
+}
+
+/*
+ * The verdict on a stapled response: "good", "revoked" or "unknown" for the leaf when the
+ * response is signed by its issuer (or a responder it delegated to) and current; else NULL.
+ */
+static const char *ocsp_verdict(SSL *ssl, const unsigned char *der, long len)
+{
+    OCSP_RESPONSE *resp = d2i_OCSP_RESPONSE(NULL, &der, len);
+    OCSP_BASICRESP *basic = NULL;
+    OCSP_CERTID *id = NULL;
+    X509 *issuer = NULL, *leaf = SSL_get0_peer_certificate(ssl);
+    STACK_OF(X509) *chain = SSL_get_peer_cert_chain(ssl);
+    X509_STORE *store = SSL_CTX_get_cert_store(SSL_get_SSL_CTX(ssl));
+    ASN1_GENERALIZEDTIME *this_update, *next_update;
+    int status, reason;
+    const char *verdict = NULL;
+    if (resp != NULL && leaf != NULL &&
+        OCSP_response_status(resp) == OCSP_RESPONSE_STATUS_SUCCESSFUL &&
+        (basic = OCSP_response_get1_basic(resp)) != NULL &&
+        OCSP_basic_verify(basic, chain, store, 0) == 1 &&
+        (issuer = find_issuer(store, leaf, chain)) != NULL &&
+        (id = OCSP_cert_to_id(NULL, leaf, issuer)) != NULL &&
+        OCSP_resp_find_status(basic, id, &status, &reason, NULL, &this_update, &next_update) &&
+        OCSP_check_validity(this_update, next_update, 300, -1))
+        verdict = OCSP_cert_status_str(status);
+    OCSP_CERTID_free(id);
+    X509_free(issuer);
+    OCSP_BASICRESP_free(basic);
+    OCSP_RESPONSE_free(resp);
+    return verdict;
+}
+
+/* SSL_CTX_set_tlsext_status_cb: runs once the server's certificate is proven. */
+static int ocsp_status_cb(SSL *ssl, void *arg)
+{
+    struct client *c = arg;
+    const unsigned char *der;
+    long len = SSL_get_tlsext_status_ocsp_resp(ssl, &der);
+    if (len <= 0 || der == NULL) {
+        c->ocsp = "none";
+        return 1; /* stapling is optional for the server */
+    }
+    c->ocsp = ocsp_verdict(ssl, der, len);
+    if (c->ocsp == NULL) {
+        h3_err_ssl("the stapled OCSP response does not verify");
+        c->ocsp = "invalid";
+        return 0; /* bad_certificate_status_response */
+    }
+    return strcmp(c->ocsp, "revoked") != 0;
+}
+
 /* ----------------------------------------------------------------- set-up */
 
 static int tls_init(struct client *c, const char *host)
@@ -460,6 +526,12 @@ static int tls_init(struct client *c, const char *host)
         SSL_CTX_set_session_cache_mode(c->ctx,
                                        SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL);
         SSL_CTX_sess_set_new_cb(c->ctx, new_session);
+    }
+    if (o->ocsp && (!SSL_CTX_set_tlsext_status_type(c->ctx, TLSEXT_STATUSTYPE_ocsp) ||
+                    !SSL_CTX_set_tlsext_status_cb(c->ctx, ocsp_status_cb) ||
+                    !SSL_CTX_set_tlsext_status_arg(c->ctx, c))) {
+        h3_err_ssl("cannot request OCSP stapling");
+        return -1;
     }
     SSL *ssl = c->peer.ssl = SSL_new(c->ctx);
     if (ssl == NULL) {
@@ -700,10 +772,13 @@ static void print_summary(struct client *c)
     for (size_t i = 0; i < c->nreqs; i++)
         bytes += c->reqs[i].body;
     printf("summary: handshake=%s suite=%s group=%s alpn=%s hrr=%s early_data=%s "
-           "responses=%zu/%zu bytes=%llu handshake_ms=%.1f total_ms=%.1f\n",
+           "responses=%zu/%zu bytes=%llu handshake_ms=%.1f total_ms=%.1f",
            c->hs.kind, c->hs.suite, c->hs.group, c->hs.alpn, c->hs.hrr ? "yes" : "no",
            c->hs.early, c->ndone, c->nreqs, (unsigned long long)bytes,
            h3_ms(c->peer.handshake_done - c->peer.started), h3_ms(end - c->peer.started));
+    if (c->opt->ocsp) /* only with --ocsp, so the line is unchanged without it */
+        printf(" ocsp=%s", c->ocsp != NULL ? c->ocsp : "not-run");
+    printf("\n");
 }
 
 /* ----------------------------------------------------------------- main */
@@ -723,6 +798,8 @@ static void usage(FILE *f)
         "  --session=FILE     resume the TLS session kept in FILE and keep the new one\n"
         "                     there (PEM, with the QUIC transport parameters 0-RTT needs)\n"
         "  --no-early-data    resume without sending the requests as 0-RTT\n"
+        "  --ocsp             ask for a stapled OCSP response, verify it, fail if it is\n"
+        "                     invalid or says revoked; the summary gets ocsp=good|none|...\n"
         "  --groups=LIST      key exchange groups by preference, e.g. X25519:P-256\n"
         "  --ciphers=LIST     TLS 1.3 suites, e.g. TLS_CHACHA20_POLY1305_SHA256\n"
         "  --qlog=FILE        write a qlog trace of the connection (for qvis)\n"
@@ -739,7 +816,7 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct options *o)
 {
     enum { CA = 256, INSECURE, SNI, CERT, KEY, SESSION, NO_EARLY, GROUPS, CIPHERS, QLOG,
-           OUTPUT, TIMEOUT };
+           OUTPUT, TIMEOUT, OCSP };
     static const struct option longopts[] = {
         {"ca", required_argument, NULL, CA},
         {"insecure", no_argument, NULL, INSECURE},
@@ -748,6 +825,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"key", required_argument, NULL, KEY},
         {"session", required_argument, NULL, SESSION},
         {"no-early-data", no_argument, NULL, NO_EARLY},
+        {"ocsp", no_argument, NULL, OCSP},
         {"groups", required_argument, NULL, GROUPS},
         {"ciphers", required_argument, NULL, CIPHERS},
         {"qlog", required_argument, NULL, QLOG},
@@ -770,6 +848,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         case KEY: o->tls.key = optarg; break;
         case SESSION: o->session_file = optarg; break;
         case NO_EARLY: o->no_early_data = 1; break;
+        case OCSP: o->ocsp = 1; break;
         case GROUPS: o->tls.groups = optarg; break;
         case CIPHERS: o->tls.ciphers = optarg; break;
         case QLOG: o->qlog_file = optarg; break;

@@ -25,6 +25,7 @@
 #include <openssl/core_names.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/ocsp.h>
 #include <openssl/rand.h>
 #include <openssl/x509.h>
 
@@ -32,7 +33,7 @@
 
 struct options {
     struct h3_tls_opts tls;
-    const char *addr, *port, *root, *qlog_dir, *ticket_keys;
+    const char *addr, *port, *root, *qlog_dir, *ticket_keys, *ocsp_file;
     int verify_client, no_early_data, quiet;
     double idle_timeout; /* seconds */
 };
@@ -70,6 +71,8 @@ struct server {
     const struct options *opt;
     struct sconn *conns;
     unsigned next_id;
+    unsigned char *ocsp; /* --ocsp: the DER response stapled for clients that ask */
+    long ocsp_len;
 };
 
 static volatile sig_atomic_t stop;
@@ -460,6 +463,39 @@ static int ticket_keys_init(SSL_CTX *ctx, const char *path)
     return 0;
 }
 
+/* SSL_CTX_set_tlsext_status_cb, server side: staple --ocsp's response (the SSL frees its copy). */
+static int ocsp_staple(SSL *ssl, void *arg)
+{
+    struct server *s = arg;
+    unsigned char *copy = OPENSSL_memdup(s->ocsp, (size_t)s->ocsp_len);
+    if (copy == NULL || !SSL_set_tlsext_status_ocsp_resp(ssl, copy, s->ocsp_len)) {
+        OPENSSL_free(copy);
+        return SSL_TLSEXT_ERR_ALERT_FATAL;
+    }
+    return SSL_TLSEXT_ERR_OK;
+}
+
+/* Reads --ocsp's DER OCSP response and staples it from then on. */
+static int ocsp_init(struct server *s, const char *path)
+{
+    BIO *in = BIO_new_file(path, "rb");
+    OCSP_RESPONSE *resp = in != NULL ? d2i_OCSP_RESPONSE_bio(in, NULL) : NULL;
+    int len = resp != NULL ? i2d_OCSP_RESPONSE(resp, &s->ocsp) : -1;
+    OCSP_RESPONSE_free(resp);
+    BIO_free(in);
+    if (len <= 0) {
+        h3_err_ssl("--ocsp=%s: not a DER OCSP response", path);
+        return -1;
+    }
+    s->ocsp_len = len;
+    if (!SSL_CTX_set_tlsext_status_cb(s->ctx, ocsp_staple) ||
+        !SSL_CTX_set_tlsext_status_arg(s->ctx, s)) {
+        h3_err_ssl("cannot set the OCSP status callback");
+        return -1;
+    }
+    return 0;
+}
+
 static int tls_init(struct server *s)
 {
     const struct options *o = s->opt;
@@ -478,6 +514,8 @@ static int tls_init(struct server *s)
     if (o->verify_client)
         SSL_CTX_set_verify(s->ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
     if (o->ticket_keys != NULL && ticket_keys_init(s->ctx, o->ticket_keys) != 0)
+        return -1;
+    if (o->ocsp_file != NULL && ocsp_init(s, o->ocsp_file) != 0)
         return -1;
     return 0;
 }
@@ -819,6 +857,7 @@ static void usage(FILE *f)
         "  --no-early-data    accept no 0-RTT (resumption still works)\n"
         "  --ticket-keys=FILE keep the session ticket key in FILE (made if missing), so\n"
         "                     sessions and 0-RTT survive a restart\n"
+        "  --ocsp=FILE        staple this DER OCSP response for clients that ask\n"
         "  --groups=LIST      key exchange groups by preference, e.g. P-256:X25519\n"
         "  --ciphers=LIST     TLS 1.3 suites, e.g. TLS_CHACHA20_POLY1305_SHA256\n"
         "  --qlog-dir=DIR     write a qlog trace per connection, DIR/<ODCID>.sqlog (qvis)\n"
@@ -831,13 +870,15 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-    enum { DIR_ = 256, VERIFY, CA, NO_EARLY, TICKET_KEYS, GROUPS, CIPHERS, QLOG_DIR, TIMEOUT };
+    enum { DIR_ = 256, VERIFY, CA, NO_EARLY, TICKET_KEYS, GROUPS, CIPHERS, QLOG_DIR, TIMEOUT,
+           OCSP };
     static const struct option longopts[] = {
         {"dir", required_argument, NULL, DIR_},
         {"verify-client", no_argument, NULL, VERIFY},
         {"ca", required_argument, NULL, CA},
         {"no-early-data", no_argument, NULL, NO_EARLY},
         {"ticket-keys", required_argument, NULL, TICKET_KEYS},
+        {"ocsp", required_argument, NULL, OCSP},
         {"groups", required_argument, NULL, GROUPS},
         {"ciphers", required_argument, NULL, CIPHERS},
         {"qlog-dir", required_argument, NULL, QLOG_DIR},
@@ -858,6 +899,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         case CA: o->tls.ca = optarg; break;
         case NO_EARLY: o->no_early_data = 1; break;
         case TICKET_KEYS: o->ticket_keys = optarg; break;
+        case OCSP: o->ocsp_file = optarg; break;
         case GROUPS: o->tls.groups = optarg; break;
         case CIPHERS: o->tls.ciphers = optarg; break;
         case QLOG_DIR: o->qlog_dir = optarg; break;
@@ -910,6 +952,7 @@ int main(int argc, char **argv)
     while (s.conns != NULL)
         conn_remove(&s, s.conns);
     SSL_CTX_free(s.ctx);
+    OPENSSL_free(s.ocsp);
     if (s.fd >= 0)
         close(s.fd);
     h3_keylog_close();

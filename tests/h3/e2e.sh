@@ -13,9 +13,11 @@
 #   hrr         the server takes P-384 only, the client's key share is X25519:
 #               HelloRetryRequest, then P-384
 #   chacha20    the client offers TLS_CHACHA20_POLY1305_SHA256 only
-# and one more for qtls_qtls:
+# and two more for qtls_qtls:
 #   restart     as 0rtt, with the server restarted between the connections:
 #               its --ticket-keys file carries the ticket key over
+#   ocsp        the server staples an OCSP response (scripts/gen-ocsp.sh) that
+#               the client asked for, verified and found "good"
 # What was negotiated is read from the qtls side of each pairing: the client's
 # summary line, or the server's log line for the connection.
 #
@@ -69,6 +71,7 @@ expect_of() { # CASE CONN(1|2) CLIENT_KIND
     0rtt:2:* | restart:2:*) echo "kind=resumed early=accepted alpn=h3" ;;
     hrr:1:*) echo "kind=full hrr=yes group=secp384r1 alpn=h3" ;;
     chacha20:1:*) echo "kind=full suite=TLS_CHACHA20_POLY1305_SHA256 alpn=h3" ;;
+    ocsp:1:*) echo "kind=full alpn=h3 ocsp=good" ;;
     esac
 }
 
@@ -76,6 +79,7 @@ server_args() { # SERVER_KIND CASE
     case $1:$2 in
     qtls:restart) echo "--ticket-keys=$WORK/restart.ticket-keys" ;;
     qtls:hrr) echo "--groups=P-384" ;;
+    qtls:ocsp) echo "--ocsp=$WORK/ocsp-good.der" ;;
     gtls:hrr) echo "--groups=-GROUP-ALL:+GROUP-SECP384R1" ;;
     esac
 }
@@ -83,6 +87,7 @@ server_args() { # SERVER_KIND CASE
 client_args() { # CASE CONN SESSION_FILE
     case $1:$2 in
     chacha20:*) echo "--ciphers=chacha20" ;;
+    ocsp:*) echo "--ocsp" ;;
     resumption:2) echo "--session=$3 --no-early-data" ;;
     resumption:* | 0rtt:* | restart:*) echo "--session=$3" ;;
     esac
@@ -140,6 +145,11 @@ run_case() { # PAIR CASE
             return 1
         fi
     fi
+    if [ "$case" = ocsp ] && ! "$ROOT/scripts/gen-ocsp.sh" "$CERTS/ca.pem" "$CERTS/ca.key" \
+        "$CERTS/ecdsa256.pem" "$WORK/ocsp-good.der" 2>>"$WORK/$name.err"; then
+        WHY="scripts/gen-ocsp.sh failed: $(cat "$WORK/$name.err")"
+        return 1
+    fi
     # shellcheck disable=SC2046
     if ! h3_start_server "$skind" "$name" $(server_args "$skind" "$case") 2>>"$WORK/$name.err"; then
         WHY="the $skind server did not start"
@@ -178,7 +188,7 @@ wanted() {
 t0=$(date +%s)
 for pair in $PAIRS; do
     cases=$CASES
-    [ "$pair" = qtls_qtls ] && cases="$cases restart"
+    [ "$pair" = qtls_qtls ] && cases="$cases restart ocsp"
     for case in $cases; do
         wanted "${pair}_$case" || continue
         echo "[ RUN      ] ${pair}_$case"
