@@ -206,6 +206,17 @@ int SSL_use_PrivateKey(SSL *s, EVP_PKEY *pkey)
     return (set = certset_own(s)) != NULL && certset_use_key(set, pkey);
 }
 
+/* Drops every pair and chain of the connection (its context keeps its own). */
+void SSL_certs_clear(SSL *s)
+{
+    struct cert_set *set = certset_own(s);
+    if (set == NULL)
+        return;
+    for (int i = 0; i < CERT_SLOTS; i++)
+        cert_cfg_free(&set->slot[i]);
+    set->current = CERT_SLOT_RSA;
+}
+
 /*
  * SSL_CTX_use_cert_and_key (1.1.1): the pair and its chain at once, into the
  * key type's slot; without `override`, an occupied slot is refused.

@@ -597,6 +597,10 @@ static void ch_only_sha1_sigalgs(struct hello *h)
 {
     ext_set(&h->x, X_SIGALGS, "\0\x02\x02\x01", 4); /* rsa_pkcs1_sha1 */
 }
+static void ch_only_rsa_pss_sigalgs(struct hello *h)
+{
+    ext_set(&h->x, X_SIGALGS, "\0\x02\x08\x04", 4); /* rsa_pss_rsae_sha256 */
+}
 static void ch_no_alpn(struct hello *h) { ext_del(&h->x, X_ALPN); }
 static void ch_alpn_unknown(struct hello *h) { ext_set(&h->x, X_ALPN, "\0\x04\x03" "foo", 6); }
 static void ch_no_tp(struct hello *h) { ext_del(&h->x, X_TP); }
@@ -863,6 +867,28 @@ static void cfg_client_wants_ocsp(struct fixture *f)
 {
     assert_int_equal(SSL_set_tlsext_status_type(f->p.client.ssl, TLSEXT_STATUSTYPE_ocsp), 1);
 }
+
+/* A second slot (Ed25519) beside the default ECDSA P-256 one. */
+static void cfg_server_ecdsa_and_ed25519(struct fixture *f)
+{
+    assert_int_equal(SSL_use_certificate_file(f->p.server.ssl, mock_cert_path("ed25519.pem"),
+                                              SSL_FILETYPE_PEM),
+                     1);
+    assert_int_equal(SSL_use_PrivateKey_file(f->p.server.ssl, mock_cert_path("ed25519.key"),
+                                             SSL_FILETYPE_PEM),
+                     1);
+}
+static int cert_cb_fails(SSL *s, void *arg) { return 0; }
+static void cfg_server_cert_cb_fails(struct fixture *f)
+{
+    SSL_set_cert_cb(f->p.server.ssl, cert_cb_fails, NULL);
+}
+static void cfg_client_cert_cb_fails(struct fixture *f)
+{
+    SSL_set_verify(f->p.server.ssl, SSL_VERIFY_PEER, NULL);
+    SSL_set_cert_cb(f->p.client.ssl, cert_cb_fails, NULL);
+}
+static void cfg_server_without_certificate(struct fixture *f) { SSL_certs_clear(f->p.server.ssl); }
 
 static void cfg_hrr(struct fixture *f)
 {
@@ -1150,6 +1176,19 @@ static const struct neg_case cases[] = {
     {ROW("client_hello_with_only_sha1_signatures_is_handshake_failure", CRAFT),
      .hello_fn = ch_only_sha1_sigalgs, SERVER,
      EXPECT(SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_SUITABLE_SIGNATURE_ALGORITHM)},
+    /* RFC 8446 §4.4.2.2: no slot (ECDSA, Ed25519) has a key the client's schemes fit */
+    {ROW("client_hello_whose_schemes_fit_no_certificate_is_handshake_failure", CRAFT),
+     .config = cfg_server_ecdsa_and_ed25519, .hello_fn = ch_only_rsa_pss_sigalgs, SERVER,
+     EXPECT(SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_SUITABLE_SIGNATURE_ALGORITHM)},
+    /* SSL_CTX_set_cert_cb(3): a callback returning 0 fails the handshake */
+    {ROW("server_cert_cb_failure_is_internal_error", CRAFT), .config = cfg_server_cert_cb_fails,
+     SERVER, EXPECT(SSL_AD_INTERNAL_ERROR, SSL_R_CERT_CB_ERROR)},
+    {ROW("client_cert_cb_failure_is_internal_error", PUMP), .config = cfg_client_cert_cb_fails,
+     EXPECT(SSL_AD_INTERNAL_ERROR, SSL_R_CALLBACK_FAILED)},
+    /* RFC 8446 §4.4.2: a server must send a certificate; with none set it cannot */
+    {ROW("server_without_certificate_is_handshake_failure", CRAFT),
+     .config = cfg_server_without_certificate, SERVER,
+     EXPECT(SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_CERTIFICATE_SET)},
     /* RFC 9001 §8.1: ALPN is mandatory in QUIC */
     {ROW("client_hello_without_alpn_is_no_application_protocol", CRAFT), .hello_fn = ch_no_alpn,
      SERVER, EXPECT(SSL_AD_NO_APPLICATION_PROTOCOL, SSL_R_NO_APPLICATION_PROTOCOL)},
