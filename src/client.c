@@ -231,7 +231,7 @@ static enum hs_wait do_read_certificate_request(SSL *c)
     if (!rd_vec8(&body, &context) || !rd_vec16(&body, &exts) || !rd_empty(&body) ||
         !rd_empty(&context))
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-    if (!ext_split(c, EM_CR, exts, 0, &e))
+    if (!ext_split(c, EM_CR, exts, 0, &e) || !ca_list_take(c, &e))
         return HS_ERROR;
     struct rd sa = e.body[EXT_SIGNATURE_ALGORITHMS];
     if (!ext_has(&e, EXT_SIGNATURE_ALGORITHMS))

@@ -134,6 +134,7 @@ void SSL_CTX_free(SSL_CTX *ctx)
     X509_VERIFY_PARAM_free(ctx->param);
     OPENSSL_free(ctx->alpn);
     certset_free(&ctx->certs);
+    ca_list_free(ctx, NULL);
     ticket_keys_free(ctx->ticket_keys);
     replay_filter_free(ctx->replay);
     cert_cache_free(ctx->cert_cache);

@@ -277,6 +277,7 @@ struct ssl_ctx_st {
     struct cert_set certs; /* certset.c */
     pem_password_cb *passwd_cb; /* SSL_CTX_set_default_passwd_cb */
     void *passwd_arg;
+    STACK_OF(X509_NAME) *client_ca, *ca_names; /* ca_list.c */
     X509_STORE *store;
     X509_VERIFY_PARAM *param;
     int verify_mode;
@@ -466,6 +467,8 @@ struct ssl_st {
     int cert_slot;            /* server: the slot whose certificate was sent, -1 none */
     pem_password_cb *passwd_cb; /* from the context, SSL_set_default_passwd_cb */
     void *passwd_arg;
+    STACK_OF(X509_NAME) *client_ca, *ca_names; /* set on the connection; NULL: the context's */
+    STACK_OF(X509_NAME) *peer_ca_names;        /* the peer's certificate_authorities (ca_list.c) */
     unsigned set_on_ssl;      /* OWN_* bits: settings made on the connection, not inherited */
     int status_type;          /* client: OCSP to request; server: OCSP requested (ocsp.c) */
     unsigned char *ocsp_resp; /* server: to staple; client: stapled by the server */
@@ -679,6 +682,12 @@ QTLS_MUST_CHECK int ocsp_client_run_cb(SSL *c);
 QTLS_MUST_CHECK int ocsp_server_take_request(SSL *c, const struct ext_set *e);
 QTLS_MUST_CHECK int ocsp_server_run_cb(SSL *c);
 void ocsp_server_write_response(SSL *c, struct wr *w);
+
+/* ca_list.c: certificate_authorities (RFC 8446 §4.2.4) and the CA name lists. */
+void ca_list_free(SSL_CTX *ctx, SSL *s);
+void ca_list_server_write(SSL *c, struct wr *w);
+void ca_list_client_write(SSL *c, struct wr *w, uint32_t *offered);
+QTLS_MUST_CHECK int ca_list_take(SSL *c, const struct ext_set *e);
 
 /*
  * client_hello.c: runs the context's client hello callback on `ch` (OpenSSL calls it first, before

@@ -274,7 +274,7 @@ static enum hs_wait do_read_client_hello(SSL *c)
     if (!hs->hrr_done)
         memcpy(c->client_random, ch.random.p, sizeof(c->client_random));
     /* SNI, ALPN and the rest are decided once, on the ClientHello that gets a ServerHello. */
-    if ((!need_hrr && !ext_process_client_hello(c, &ch.e)) ||
+    if ((!need_hrr && (!ext_process_client_hello(c, &ch.e) || !ca_list_take(c, &ch.e))) ||
         !transcript_set_hash(&hs->transcript, c->cipher->hash))
         return HS_ERROR;
     if (need_hrr) {
@@ -393,7 +393,7 @@ static enum hs_wait do_send_encrypted_extensions(SSL *c)
     return HS_CONTINUE;
 }
 
-/* §4.3.2: an empty context and the schemes we accept. */
+/* §4.3.2: an empty context, the schemes we accept and the CAs we name (ca_list.c). */
 static enum hs_wait do_send_certificate_request(SSL *c)
 {
     struct wr *w = &c->hs->out;
@@ -407,6 +407,7 @@ static enum hs_wait do_send_certificate_request(SSL *c)
         wr_u16(w, qtls_offered_sigschemes[i]);
     wr_close_vec(w, list, 2);
     wr_close_vec(w, body, 2);
+    ca_list_server_write(c, w);
     wr_close_vec(w, exts, 2);
     if (!msg_end(c, at))
         return HS_ERROR;

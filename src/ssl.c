@@ -112,6 +112,7 @@ void SSL_free(SSL *s)
     if (s->certs != NULL)
         certset_free(s->certs);
     OPENSSL_free(s->certs);
+    ca_list_free(NULL, s);
     SSL_CTX_free(s->ctx);
     OPENSSL_free(s);
 }

@@ -811,6 +811,35 @@ static void certificate_request_with_key_share(struct flight *fl)
     static const uint8_t exts[] = {0, 13, 0, 4, 0, 2, 0x04, 0x03, 0, 51, 0, 2, 0x00, 0x1d};
     insert_certificate_request(fl, exts, sizeof(exts));
 }
+/* CertificateRequest with signature_algorithms and the given certificate_authorities body. */
+static void certificate_request_with_cas(struct flight *fl, const uint8_t *cas, size_t len)
+{
+    uint8_t exts[64] = {0, 13, 0, 4, 0, 2, 0x04, 0x03, 0, 47, 0, (uint8_t)len};
+    assert_true(len + 12 <= sizeof(exts));
+    memcpy(exts + 12, cas, len);
+    insert_certificate_request(fl, exts, 12 + len);
+}
+static void ca_list_empty(struct flight *fl)
+{
+    certificate_request_with_cas(fl, (const uint8_t *)"\0\0", 2);
+}
+static void ca_list_empty_name(struct flight *fl)
+{
+    certificate_request_with_cas(fl, (const uint8_t *)"\0\2\0\0", 4);
+}
+static void ca_list_bad_der(struct flight *fl)
+{
+    certificate_request_with_cas(fl, (const uint8_t *)"\0\4\0\2\x05\0", 6); /* NULL, not a Name */
+}
+static void ca_list_name_with_trailing_byte(struct flight *fl)
+{
+    certificate_request_with_cas(fl, (const uint8_t *)"\0\5\0\3\x30\0\0", 7);
+}
+static void ca_list_overlong(struct flight *fl)
+{
+    certificate_request_with_cas(fl, (const uint8_t *)"\0\x09\0\2\x30\0", 6);
+}
+static void ch_empty_ca_list(struct hello *h) { ext_add(&h->x, 47, "\0\0", 2); }
 /* RFC 8446 §4.3.2: the context is empty during the handshake. */
 static void certificate_request_with_context(struct flight *fl)
 {
@@ -1474,6 +1503,20 @@ static const struct neg_case cases[] = {
     {ROW("certificate_request_without_signature_algorithms_is_missing_extension", PUMP),
      FLIGHT(1, certificate_request_without_sigalgs),
      EXPECT(SSL_AD_MISSING_EXTENSION, SSL_R_MISSING_SIGALGS_EXTENSION)},
+    /* RFC 8446 §4.2.4: DistinguishedName authorities<3..2^16-1>, each name <1..2^16-1> DER */
+    {ROW("certificate_request_with_empty_ca_list_is_decode_error", PUMP),
+     FLIGHT(1, ca_list_empty), EXPECT(SSL_AD_DECODE_ERROR, SSL_R_BAD_LENGTH)},
+    {ROW("certificate_request_with_empty_ca_name_is_decode_error", PUMP),
+     FLIGHT(1, ca_list_empty_name), EXPECT(SSL_AD_DECODE_ERROR, SSL_R_BAD_LENGTH)},
+    {ROW("certificate_request_with_bad_ca_name_der_is_decode_error", PUMP),
+     FLIGHT(1, ca_list_bad_der), EXPECT(SSL_AD_DECODE_ERROR, ERR_R_ASN1_LIB)},
+    {ROW("certificate_request_with_bytes_after_ca_name_is_decode_error", PUMP),
+     FLIGHT(1, ca_list_name_with_trailing_byte),
+     EXPECT(SSL_AD_DECODE_ERROR, SSL_R_CA_DN_LENGTH_MISMATCH)},
+    {ROW("certificate_request_with_overlong_ca_list_is_decode_error", PUMP),
+     FLIGHT(1, ca_list_overlong), EXPECT(SSL_AD_DECODE_ERROR, SSL_R_LENGTH_MISMATCH)},
+    {ROW("client_hello_with_empty_ca_list_is_decode_error", CRAFT), .hello_fn = ch_empty_ca_list,
+     SERVER, EXPECT(SSL_AD_DECODE_ERROR, SSL_R_BAD_LENGTH)},
     /* RFC 8446 §4.3.2: certificate_request_context SHALL be empty in the handshake */
     {ROW("certificate_request_with_context_during_handshake_is_decode_error", PUMP),
      FLIGHT(1, certificate_request_with_context), EXPECT(SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR)},
