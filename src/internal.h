@@ -233,7 +233,14 @@ void cert_cfg_free(struct cert_cfg *cc);
  * curves share one), the slot last set being the "current" one the chain ctrls act on; plus the
  * certificate callback, which travels with the certificates as in OpenSSL's CERT.
  */
-enum { CERT_SLOT_RSA, CERT_SLOT_RSA_PSS, CERT_SLOT_EC, CERT_SLOT_ED25519, CERT_SLOT_ED448, CERT_SLOTS };
+enum {
+    CERT_SLOT_RSA,
+    CERT_SLOT_RSA_PSS,
+    CERT_SLOT_EC,
+    CERT_SLOT_ED25519,
+    CERT_SLOT_ED448,
+    CERT_SLOTS
+};
 struct cert_set {
     struct cert_cfg slot[CERT_SLOTS];
     int current;
@@ -242,9 +249,9 @@ struct cert_set {
     void *cert_cb_arg;
 };
 void certset_free(struct cert_set *s);
-/* The set a connection uses: its own once an SSL_use_* / SSL_set_* call made one, else its context's. */
+/* The set a connection uses: its own once an SSL_use_*-style call made one, else its context's. */
 struct cert_set *certset_of(const SSL *c);
-/* The connection's own set, copied from its context on first use; NULL (error queued) on failure. */
+/* The connection's own set, copied from its context on first use; NULL (error queued) if not. */
 struct cert_set *certset_own(SSL *c);
 /* SSL_CTX_ctrl / SSL_ctrl commands on certificates and chains; *handled = 0 for other commands. */
 long certset_ctrl(SSL_CTX *ctx, SSL *s, int cmd, long larg, void *parg, int *handled);
@@ -463,7 +470,7 @@ struct ssl_st {
     int want_read;        /* the last SSL_do_handshake needs more data */
     int want_client_hello_cb; /* ... or the client hello callback asked to be called again */
     int want_x509_lookup;     /* ... or the certificate callback did (SSL_ERROR_WANT_X509_LOOKUP) */
-    struct cert_set *certs;   /* set by SSL_use_* / SSL_set_cert_cb; NULL: the context's (certset.c) */
+    struct cert_set *certs;   /* made by SSL_use_*, SSL_set_cert_cb; NULL: the context's */
     int cert_slot;            /* server: the slot whose certificate was sent, -1 none */
     pem_password_cb *passwd_cb; /* from the context, SSL_set_default_passwd_cb */
     void *passwd_arg;

@@ -255,8 +255,9 @@ SSL_CTX *SSL_get_SSL_CTX(const SSL *s) { return s->ctx; }
  * The servername callback's way to pick a certificate by SNI: the handshake
  * reads the certificate, key and callbacks from s->ctx, so swapping the
  * context is enough; the connection's own copies (options, suites, groups,
- * verify settings, certificates set with SSL_use_*) stay. OpenSSL switches back to the original context on
- * NULL; qtls does not keep it, and NULL leaves the context unchanged.
+ * verify settings, certificates set with SSL_use_*) stay. OpenSSL switches
+ * back to the original context on NULL; qtls does not keep it, and NULL
+ * leaves the context unchanged.
  */
 /*
  * Settings a connection inherited from its context at SSL_new, and that no SSL_set_* call has

@@ -277,7 +277,8 @@ static void chain_file_loads_the_intermediate(void **state)
     assert_int_equal(ERR_peek_error(), 0);
     assert_int_equal(sk_X509_num(ctx->certs.slot[ctx->certs.current].chain), 1);
     STACK_OF(X509) *inter = read_certs("inter.pem");
-    assert_int_equal(X509_cmp(sk_X509_value(ctx->certs.slot[ctx->certs.current].chain, 0), sk_X509_value(inter, 0)), 0);
+    STACK_OF(X509) *chain = ctx->certs.slot[ctx->certs.current].chain;
+    assert_int_equal(X509_cmp(sk_X509_value(chain, 0), sk_X509_value(inter, 0)), 0);
     sk_X509_pop_free(inter, X509_free);
 
     /* A later chain file replaces the chain, here with none. */
