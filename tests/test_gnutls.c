@@ -1402,6 +1402,49 @@ static void ca_list_reaches_the_peer(void **state)
         assert_int_equal(sk_X509_NAME_num(SSL_get0_peer_CA_list(t->q.ssl)), 1);
 }
 
+/* --- several certificates on one qtls server ---------------------------------- */
+
+static void add_qtls_pair(struct interop *t, const char *name)
+{
+    char pem[64], key[64];
+    snprintf(pem, sizeof(pem), "%s.pem", name);
+    snprintf(key, sizeof(key), "%s.key", name);
+    assert_int_equal(SSL_CTX_use_certificate_file(t->ctx, mock_cert_path(pem), SSL_FILETYPE_PEM),
+                     1);
+    assert_int_equal(SSL_CTX_use_PrivateKey_file(t->ctx, mock_cert_path(key), SSL_FILETYPE_PEM),
+                     1);
+}
+
+/*
+ * The qtls server holds ECDSA, Ed25519 and RSA certificates (those the case leaves out) and
+ * must send c->cert, the one the GnuTLS client's signature_algorithms make best: ECDSA when
+ * offered, then Ed25519, and RSA when GnuTLS offers RSA-PSS only. check_connection checks the
+ * signature GnuTLS verified against c->cert.
+ */
+static void server_picks_the_certificate_the_client_can_verify(void **state)
+{
+    struct interop *t = *state;
+    const char *cert = t->c->cert;
+    if (t->why[0] != '\0')
+        fail_msg("%s", t->why);
+    add_qtls_pair(t, "rsa");
+    if (strcmp(cert, "ed25519") != 0)
+        add_qtls_pair(t, "ed25519");
+    if (strcmp(cert, "rsa") == 0) {
+        add_qtls_pair(t, "ecdsa256");
+        char prio[300];
+        const char *err_pos = NULL;
+        snprintf(prio, sizeof(prio),
+                 "NORMAL:-VERS-ALL:+VERS-TLS1.3:%%DISABLE_TLS13_COMPAT_MODE:-CIPHER-ALL:+%s:"
+                 "-GROUP-ALL:+%s:-SIGN-ALL:+SIGN-RSA-PSS-RSAE-SHA256:+SIGN-RSA-PSS-RSAE-SHA384",
+                 suites[t->c->suite].gnutls_cipher, groups[t->c->group].gnutls_prio);
+        assert_int_equal(gnutls_priority_set_direct(t->g.session, prio, &err_pos), 0);
+    }
+    if (!run(t))
+        fail_msg("%s", t->why);
+    check_connection(t, 0, EARLY_NONE);
+}
+
 /* --- the cases ------------------------------------------------------------ */
 
 static struct interop_case *add_case(int qtls_is_server, int suite, int group, const char *cert)
@@ -1636,6 +1679,15 @@ static void build_cases(struct CMUnitTest *tests)
         c = add_case(dir, 0, G_X25519, "ecdsa256");
         c->test = ocsp_response_is_stapled;
         snprintf(c->name, sizeof(c->name), "%s_staple_an_ocsp_response", pair_name(dir));
+    }
+
+    /* A qtls server with several certificates picks by the client's signature_algorithms. */
+    static const char *const picks[] = {"ecdsa256", "ed25519", "rsa"};
+    for (int i = 0; i < 3; i++) {
+        c = add_case(1, 0, G_X25519, picks[i]);
+        c->test = server_picks_the_certificate_the_client_can_verify;
+        snprintf(c->name, sizeof(c->name), "qtls_server_with_several_certificates_sends_%s",
+                 picks[i]);
     }
 
     /* certificate_authorities in CertificateRequest, both ways. */
