@@ -105,9 +105,49 @@ int SSL_add1_to_CA_list(SSL *s, const X509 *x) { return add_subject(&s->ca_names
 
 const STACK_OF(X509_NAME) *SSL_get0_peer_CA_list(const SSL *s) { return s->peer_ca_names; }
 
-static int name_cmp(const X509_NAME *const *a, const X509_NAME *const *b)
+/*
+ * Appends to `out` the subjects of the certificates in a PEM file that it
+ * does not hold yet, in file order. 0 if the file cannot be read or holds
+ * something else than certificates; `empty_ok` says whether a file without
+ * any certificate is fine.
+ */
+static int add_file_subjects(STACK_OF(X509_NAME) *out, const char *file, int empty_ok)
 {
-    return X509_NAME_cmp(*a, *b);
+    BIO *in = file != NULL ? BIO_new_file(file, "r") : NULL;
+    X509 *x = NULL;
+    int certs = 0; /* read, whether new or not */
+    if (in == NULL) {
+        ERR_raise(ERR_LIB_SSL, file == NULL ? ERR_R_PASSED_NULL_PARAMETER : ERR_R_SYS_LIB);
+        return 0;
+    }
+    ERR_set_mark();
+    while ((x = PEM_read_bio_X509(in, NULL, NULL, NULL)) != NULL) {
+        X509_NAME *n = X509_get_subject_name(x);
+        int known = 0;
+        for (int i = 0; i < sk_X509_NAME_num(out) && !known; i++)
+            known = X509_NAME_cmp(sk_X509_NAME_value(out, i), n) == 0;
+        X509_NAME *copy = known ? NULL : X509_NAME_dup(n);
+        X509_free(x);
+        if (!known && (copy == NULL || !sk_X509_NAME_push(out, copy))) {
+            X509_NAME_free(copy);
+            ERR_clear_last_mark();
+            ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+            BIO_free(in);
+            return 0;
+        }
+        certs++;
+    }
+    BIO_free(in);
+    /* The end of the file shows as PEM_R_NO_START_LINE: expected, unless nothing was read. */
+    unsigned long e = ERR_peek_last_error();
+    if ((certs == 0 && !empty_ok) || ERR_GET_LIB(e) != ERR_LIB_PEM ||
+        ERR_GET_REASON(e) != PEM_R_NO_START_LINE) {
+        ERR_clear_last_mark();
+        ERR_raise(ERR_LIB_SSL, ERR_R_PEM_LIB);
+        return 0;
+    }
+    ERR_pop_to_mark();
+    return 1;
 }
 
 /*
@@ -117,46 +157,39 @@ static int name_cmp(const X509_NAME *const *a, const X509_NAME *const *b)
  */
 STACK_OF(X509_NAME) *SSL_load_client_CA_file(const char *file)
 {
-    BIO *in = file != NULL ? BIO_new_file(file, "r") : NULL;
-    STACK_OF(X509_NAME) *out = sk_X509_NAME_new_null(), *seen = sk_X509_NAME_new(name_cmp);
-    X509 *x = NULL;
-    if (in == NULL || out == NULL || seen == NULL) {
-        ERR_raise(ERR_LIB_SSL, file == NULL ? ERR_R_PASSED_NULL_PARAMETER : ERR_R_SYS_LIB);
-        goto fail;
+    STACK_OF(X509_NAME) *out = sk_X509_NAME_new_null();
+    if (out == NULL) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+        return NULL;
     }
-    ERR_set_mark();
-    while ((x = PEM_read_bio_X509(in, NULL, NULL, NULL)) != NULL) {
-        X509_NAME *n = X509_get_subject_name(x);
-        if (sk_X509_NAME_find(seen, n) < 0) {
-            X509_NAME *copy = X509_NAME_dup(n);
-            if (copy == NULL || !sk_X509_NAME_push(out, copy) || !sk_X509_NAME_push(seen, copy)) {
-                X509_NAME_free(copy);
-                ERR_clear_last_mark();
-                ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
-                goto fail;
-            }
-        }
-        X509_free(x);
-        x = NULL;
+    if (!add_file_subjects(out, file, 0)) {
+        sk_X509_NAME_pop_free(out, X509_NAME_free);
+        return NULL;
     }
-    /* The end of the file shows as PEM_R_NO_START_LINE: expected once something was read. */
-    unsigned long e = ERR_peek_last_error();
-    if (sk_X509_NAME_num(out) == 0 || ERR_GET_LIB(e) != ERR_LIB_PEM ||
-        ERR_GET_REASON(e) != PEM_R_NO_START_LINE) {
-        ERR_clear_last_mark();
-        ERR_raise(ERR_LIB_SSL, ERR_R_PEM_LIB);
-        goto fail;
-    }
-    ERR_pop_to_mark();
-    sk_X509_NAME_free(seen);
-    BIO_free(in);
     return out;
-fail:
-    X509_free(x);
-    sk_X509_NAME_free(seen); /* the names belong to out */
-    sk_X509_NAME_pop_free(out, X509_NAME_free);
-    BIO_free(in);
-    return NULL;
+}
+
+/* Certificates are decoded in the default library context only (as SSL_CTX_new_ex). */
+STACK_OF(X509_NAME) *SSL_load_client_CA_file_ex(const char *file, OSSL_LIB_CTX *libctx,
+                                                const char *propq)
+{
+    if ((libctx != NULL && libctx != OSSL_LIB_CTX_get0_global_default()) ||
+        (propq != NULL && *propq != '\0')) {
+        ERR_raise_data(ERR_LIB_SSL, ERR_R_PASSED_INVALID_ARGUMENT,
+                       "qtls uses the default library context only");
+        return NULL;
+    }
+    return SSL_load_client_CA_file(file);
+}
+
+/* SSL_add_file_cert_subjects_to_stack(3): 1 on success (a file without certificates too). */
+int SSL_add_file_cert_subjects_to_stack(STACK_OF(X509_NAME) *stack, const char *file)
+{
+    if (stack == NULL) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_PASSED_NULL_PARAMETER);
+        return 0;
+    }
+    return add_file_subjects(stack, file, 1);
 }
 
 void ca_list_free(SSL_CTX *ctx, SSL *s)

@@ -154,6 +154,21 @@ static void load_client_ca_file_reads_each_subject_once(void **state)
     sk_X509_NAME_pop_free(sk, X509_NAME_free);
     unlink(path);
 
+    /* Adding to a list skips the names it already has. */
+    sk = names_of("other-ca.pem", NULL);
+    assert_int_equal(SSL_add_file_cert_subjects_to_stack(sk, mock_cert_path("ca.pem")), 1);
+    assert_int_equal(SSL_add_file_cert_subjects_to_stack(sk, mock_cert_path("other-ca.pem")), 1);
+    assert_int_equal(sk_X509_NAME_num(sk), 2);
+    assert_true(is_subject_of(sk_X509_NAME_value(sk, 1), "ca.pem"));
+    assert_int_equal(SSL_add_file_cert_subjects_to_stack(sk, "/nonexistent/ca.pem"), 0);
+    ERR_clear_error();
+    sk_X509_NAME_pop_free(sk, X509_NAME_free);
+    sk = SSL_load_client_CA_file_ex(mock_cert_path("ca.pem"), NULL, NULL);
+    assert_int_equal(sk_X509_NAME_num(sk), 1);
+    sk_X509_NAME_pop_free(sk, X509_NAME_free);
+    assert_null(SSL_load_client_CA_file_ex(mock_cert_path("ca.pem"), NULL, "provider=x"));
+    ERR_clear_error();
+
     assert_null(SSL_load_client_CA_file("/nonexistent/ca.pem"));
     assert_int_not_equal(ERR_peek_error(), 0);
     ERR_clear_error();

@@ -496,6 +496,42 @@ static void cert_cb_retry_is_want_x509_lookup(void **state)
     SSL_CTX_free(sctx);
 }
 
+static SSL_SESSION *kept_session;
+
+static int keep_session(SSL *s, SSL_SESSION *sess)
+{
+    SSL_SESSION_free(kept_session);
+    kept_session = sess;
+    return 1;
+}
+
+/* A resumed handshake sends no certificate (RFC 8446 §2.2): the callback does not run. */
+static void cert_cb_does_not_run_on_resumption(void **state)
+{
+    SSL_CTX *sctx = mock_server_ctx("ecdsa256"), *cctx = mock_client_ctx();
+    struct cert_cb_state st = {0};
+    struct mock_pair p;
+    SSL_CTX_set_cert_cb(sctx, cert_cb, &st);
+    SSL_CTX_set_session_cache_mode(cctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL);
+    SSL_CTX_sess_set_new_cb(cctx, keep_session);
+    assert_int_equal(mock_pair_init(&p, cctx, sctx), 1);
+    assert_int_equal(mock_handshake(&p, 0), 1);
+    mock_pair_free(&p);
+    assert_non_null(kept_session);
+    assert_int_equal(st.calls, 1);
+    assert_int_equal(mock_pair_init(&p, cctx, sctx), 1);
+    assert_int_equal(SSL_set_session(p.client.ssl, kept_session), 1);
+    assert_int_equal(mock_handshake(&p, 0), 1);
+    assert_int_equal(SSL_session_reused(p.server.ssl), 1);
+    assert_int_equal(st.calls, 1);
+    assert_int_equal(SSL_set_current_cert(p.server.ssl, SSL_CERT_SET_SERVER), 0); /* none sent */
+    mock_pair_free(&p);
+    SSL_SESSION_free(kept_session);
+    kept_session = NULL;
+    SSL_CTX_free(cctx);
+    SSL_CTX_free(sctx);
+}
+
 /* The SSL_ form replaces the context's callback for one connection only. */
 static void set_cert_cb_on_the_connection(SSL *s)
 {
@@ -645,6 +681,7 @@ int main(void)
                                clear_errors),
         cmocka_unit_test_setup(cert_cb_chooses_the_certificate, clear_errors),
         cmocka_unit_test_setup(cert_cb_retry_is_want_x509_lookup, clear_errors),
+        cmocka_unit_test_setup(cert_cb_does_not_run_on_resumption, clear_errors),
         cmocka_unit_test_setup(ssl_set_cert_cb_is_per_connection, clear_errors),
         cmocka_unit_test_setup(client_cert_cb_answers_a_certificate_request, clear_errors),
         cmocka_unit_test_setup(encrypted_key_loads_through_the_password_callback, clear_errors),
