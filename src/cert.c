@@ -1,7 +1,8 @@
 /*
- * Certificates: loading the local certificate, key and chain into an SSL_CTX
- * with OpenSSL's SSL_CTX_use_* semantics, choosing the CertificateVerify
- * scheme (RFC 8446 §4.4.3), and verifying the peer's chain with libcrypto's
+ * Certificates: loading the local certificate, key and chain from files and
+ * DER into an SSL_CTX or SSL (the slots themselves are certset.c's) with
+ * OpenSSL's SSL_CTX_use_* semantics and its password callback, choosing the
+ * CertificateVerify scheme (RFC 8446 §4.4.3), and verifying the peer's chain with libcrypto's
  * X509_verify_cert the way OpenSSL's ssl_verify_cert_chain does, so that
  * verify callbacks, SSL_set1_host and SSL_get_verify_result behave as
  * applications expect.
@@ -22,125 +23,6 @@ void cert_cfg_free(struct cert_cfg *cc)
     cc->cert = NULL;
     cc->pkey = NULL;
     cc->chain = NULL;
-}
-
-/*
- * OpenSSL keeps one certificate/key pair per key type (a "slot") and the
- * slot last touched is the current one. qtls keeps a single pair: setting a
- * certificate or key of another type than the pair in place starts a new,
- * empty pair, which is what a caller observes from OpenSSL too (the other
- * slot stops being current). All EC curves share one slot, as in OpenSSL.
- */
-static const char *const slot_types[] = {"RSA", "RSA-PSS", "EC", "ED25519", "ED448"};
-
-static int key_slot(const EVP_PKEY *k)
-{
-    if (k == NULL)
-        return -1;
-    for (size_t i = 0; i < sizeof(slot_types) / sizeof(slot_types[0]); i++)
-        if (EVP_PKEY_is_a(k, slot_types[i]))
-            return (int)i;
-    return -1;
-}
-
-static int cfg_slot(const struct cert_cfg *cc)
-{
-    if (cc->cert != NULL)
-        return key_slot(X509_get0_pubkey(cc->cert));
-    return key_slot(cc->pkey);
-}
-
-static void cfg_enter_slot(struct cert_cfg *cc, int slot)
-{
-    int cur = cfg_slot(cc);
-    if (cur != -1 && cur != slot)
-        cert_cfg_free(cc);
-}
-
-/* X509_check_private_key without leaving its mismatch errors on the queue. */
-static int key_fits_quietly(X509 *x, EVP_PKEY *k)
-{
-    ERR_set_mark();
-    int ok = X509_check_private_key(x, k);
-    ERR_pop_to_mark();
-    return ok;
-}
-
-int SSL_CTX_use_certificate(SSL_CTX *ctx, X509 *x)
-{
-    if (ctx == NULL || x == NULL) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_PASSED_NULL_PARAMETER);
-        return 0;
-    }
-    EVP_PKEY *pub = X509_get0_pubkey(x);
-    if (pub == NULL) {
-        ERR_raise(ERR_LIB_SSL, SSL_R_X509_LIB);
-        return 0;
-    }
-    int slot = key_slot(pub);
-    if (slot < 0) {
-        ERR_raise(ERR_LIB_SSL, SSL_R_UNKNOWN_CERTIFICATE_TYPE);
-        return 0;
-    }
-    struct cert_cfg *cc = &ctx->cert;
-    cfg_enter_slot(cc, slot);
-    /*
-     * Like OpenSSL, a key that does not match the new certificate is dropped
-     * rather than failing: callers switching pairs set the certificate first.
-     */
-    if (cc->pkey != NULL && !key_fits_quietly(x, cc->pkey)) {
-        EVP_PKEY_free(cc->pkey);
-        cc->pkey = NULL;
-    }
-    X509_up_ref(x);
-    X509_free(cc->cert);
-    cc->cert = x;
-    return 1;
-}
-
-int SSL_CTX_use_PrivateKey(SSL_CTX *ctx, EVP_PKEY *pkey)
-{
-    if (ctx == NULL || pkey == NULL) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_PASSED_NULL_PARAMETER);
-        return 0;
-    }
-    int slot = key_slot(pkey);
-    if (slot < 0) {
-        ERR_raise(ERR_LIB_SSL, SSL_R_UNKNOWN_CERTIFICATE_TYPE);
-        return 0;
-    }
-    struct cert_cfg *cc = &ctx->cert;
-    cfg_enter_slot(cc, slot);
-    /* A key that does not match the certificate fails with libcrypto's reason, as in OpenSSL. */
-    if (cc->cert != NULL && !X509_check_private_key(cc->cert, pkey))
-        return 0;
-    EVP_PKEY_up_ref(pkey);
-    EVP_PKEY_free(cc->pkey);
-    cc->pkey = pkey;
-    return 1;
-}
-
-int SSL_CTX_check_private_key(const SSL_CTX *ctx)
-{
-    if (ctx == NULL || ctx->cert.cert == NULL) {
-        ERR_raise(ERR_LIB_SSL, SSL_R_NO_CERTIFICATE_ASSIGNED);
-        return 0;
-    }
-    if (ctx->cert.pkey == NULL) {
-        ERR_raise(ERR_LIB_SSL, SSL_R_NO_PRIVATE_KEY_ASSIGNED);
-        return 0;
-    }
-    return X509_check_private_key(ctx->cert.cert, ctx->cert.pkey);
-}
-
-X509 *SSL_CTX_get0_certificate(const SSL_CTX *ctx)
-{
-    return ctx == NULL ? NULL : ctx->cert.cert;
-}
-
-EVP_PKEY *SSL_CTX_get0_privatekey(const SSL_CTX *ctx)
-{
-    return ctx == NULL ? NULL : ctx->cert.pkey;
 }
 
 /* ------------------------------------------------------------------ */
@@ -175,57 +57,171 @@ static int filetype_ok(int type)
     return 0;
 }
 
-/* The checks and the open both file loaders share: the file as a BIO, or NULL with an error. */
-static BIO *open_typed_file(SSL_CTX *ctx, const char *file, int type)
-{
-    if (ctx == NULL) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_PASSED_NULL_PARAMETER);
-        return NULL;
-    }
-    return filetype_ok(type) ? open_file(file) : NULL;
-}
-
 static void raise_decode_error(int type)
 {
     ERR_raise(ERR_LIB_SSL, type == SSL_FILETYPE_ASN1 ? ERR_R_ASN1_LIB : ERR_R_PEM_LIB);
 }
 
-int SSL_CTX_use_certificate_file(SSL_CTX *ctx, const char *file, int type)
+/*
+ * Where a loader puts what it read: a context's set, or a connection's own
+ * copy (made only once something decoded), and whose password callback
+ * decrypts PEM keys (SSL_CTX_set_default_passwd_cb(3); NULL leaves libcrypto's
+ * default, the terminal prompt, as OpenSSL does).
+ */
+struct target {
+    SSL_CTX *ctx;
+    SSL *ssl;
+};
+
+static struct cert_set *target_set(struct target t)
 {
-    BIO *in = open_typed_file(ctx, file, type);
+    return t.ssl != NULL ? certset_own(t.ssl) : &t.ctx->certs;
+}
+
+static pem_password_cb *target_pw(struct target t)
+{
+    return t.ssl != NULL ? t.ssl->passwd_cb : t.ctx->passwd_cb;
+}
+
+static void *target_pw_arg(struct target t)
+{
+    return t.ssl != NULL ? t.ssl->passwd_arg : t.ctx->passwd_arg;
+}
+
+static int target_ok(struct target t)
+{
+    if (t.ctx != NULL || t.ssl != NULL)
+        return 1;
+    ERR_raise(ERR_LIB_SSL, ERR_R_PASSED_NULL_PARAMETER);
+    return 0;
+}
+
+/* The checks and the open both file loaders share: the file as a BIO, or NULL with an error. */
+static BIO *open_typed_file(struct target t, const char *file, int type)
+{
+    return target_ok(t) && filetype_ok(type) ? open_file(file) : NULL;
+}
+
+static int use_cert(struct target t, X509 *x)
+{
+    struct cert_set *s = target_set(t);
+    return s != NULL && certset_use_cert(s, x);
+}
+
+static int use_key(struct target t, EVP_PKEY *k)
+{
+    struct cert_set *s = target_set(t);
+    return s != NULL && certset_use_key(s, k);
+}
+
+static int load_cert_file(struct target t, const char *file, int type)
+{
+    BIO *in = open_typed_file(t, file, type);
     if (in == NULL)
         return 0;
-    X509 *x = type == SSL_FILETYPE_ASN1 ? d2i_X509_bio(in, NULL)
-                                        : PEM_read_bio_X509(in, NULL, NULL, NULL);
+    X509 *x = type == SSL_FILETYPE_ASN1
+                  ? d2i_X509_bio(in, NULL)
+                  : PEM_read_bio_X509(in, NULL, target_pw(t), target_pw_arg(t));
     int ok = 0;
     if (x == NULL)
         raise_decode_error(type);
     else
-        ok = SSL_CTX_use_certificate(ctx, x);
+        ok = use_cert(t, x);
     X509_free(x);
     BIO_free(in);
     return ok;
 }
 
-/*
- * No password callback is wired yet: PEM falls back to libcrypto's default
- * (the terminal prompt), which is also what OpenSSL does when none is set.
- */
-int SSL_CTX_use_PrivateKey_file(SSL_CTX *ctx, const char *file, int type)
+/* An encrypted PEM key is decrypted with the password callback's answer. */
+static int load_key_file(struct target t, const char *file, int type)
 {
-    BIO *in = open_typed_file(ctx, file, type);
+    BIO *in = open_typed_file(t, file, type);
     if (in == NULL)
         return 0;
-    EVP_PKEY *k = type == SSL_FILETYPE_ASN1 ? d2i_PrivateKey_bio(in, NULL)
-                                            : PEM_read_bio_PrivateKey(in, NULL, NULL, NULL);
+    EVP_PKEY *k = type == SSL_FILETYPE_ASN1
+                      ? d2i_PrivateKey_bio(in, NULL)
+                      : PEM_read_bio_PrivateKey(in, NULL, target_pw(t), target_pw_arg(t));
     int ok = 0;
     if (k == NULL)
         raise_decode_error(type);
     else
-        ok = SSL_CTX_use_PrivateKey(ctx, k);
+        ok = use_key(t, k);
     EVP_PKEY_free(k);
     BIO_free(in);
     return ok;
+}
+
+int SSL_CTX_use_certificate_file(SSL_CTX *ctx, const char *file, int type)
+{
+    return load_cert_file((struct target){ctx, NULL}, file, type);
+}
+
+int SSL_use_certificate_file(SSL *ssl, const char *file, int type)
+{
+    return load_cert_file((struct target){NULL, ssl}, file, type);
+}
+
+int SSL_CTX_use_PrivateKey_file(SSL_CTX *ctx, const char *file, int type)
+{
+    return load_key_file((struct target){ctx, NULL}, file, type);
+}
+
+int SSL_use_PrivateKey_file(SSL *ssl, const char *file, int type)
+{
+    return load_key_file((struct target){NULL, ssl}, file, type);
+}
+
+/* DER forms: exactly one certificate or key, all bytes used. */
+static int use_cert_der(struct target t, const unsigned char *d, long len)
+{
+    const unsigned char *p = d;
+    if (!target_ok(t))
+        return 0;
+    X509 *x = d == NULL || len <= 0 ? NULL : d2i_X509(NULL, &p, len);
+    if (x == NULL || p != d + len) {
+        X509_free(x);
+        ERR_raise(ERR_LIB_SSL, ERR_R_ASN1_LIB);
+        return 0;
+    }
+    int ok = use_cert(t, x);
+    X509_free(x);
+    return ok;
+}
+
+static int use_key_der(struct target t, int pk, const unsigned char *d, long len)
+{
+    const unsigned char *p = d;
+    if (!target_ok(t))
+        return 0;
+    EVP_PKEY *k = d == NULL || len <= 0 ? NULL : d2i_PrivateKey(pk, NULL, &p, len);
+    if (k == NULL || p != d + len) {
+        EVP_PKEY_free(k);
+        ERR_raise(ERR_LIB_SSL, ERR_R_ASN1_LIB);
+        return 0;
+    }
+    int ok = use_key(t, k);
+    EVP_PKEY_free(k);
+    return ok;
+}
+
+int SSL_CTX_use_certificate_ASN1(SSL_CTX *ctx, int len, const unsigned char *d)
+{
+    return use_cert_der((struct target){ctx, NULL}, d, len);
+}
+
+int SSL_use_certificate_ASN1(SSL *ssl, const unsigned char *d, int len)
+{
+    return use_cert_der((struct target){NULL, ssl}, d, len);
+}
+
+int SSL_CTX_use_PrivateKey_ASN1(int pk, SSL_CTX *ctx, const unsigned char *d, long len)
+{
+    return use_key_der((struct target){ctx, NULL}, pk, d, len);
+}
+
+int SSL_use_PrivateKey_ASN1(int pk, SSL *ssl, const unsigned char *d, long len)
+{
+    return use_key_der((struct target){NULL, ssl}, pk, d, len);
 }
 
 /*
@@ -233,7 +229,7 @@ int SSL_CTX_use_PrivateKey_file(SSL_CTX *ctx, const char *file, int type)
  * (RFC 8446 §4.4.2), until the end of the file. PEM reports the end as
  * PEM_R_NO_START_LINE; that expected error is removed, any other fails.
  */
-static int read_chain(BIO *in, STACK_OF(X509) **out)
+static int read_chain(BIO *in, struct target t, STACK_OF(X509) **out)
 {
     STACK_OF(X509) *sk = sk_X509_new_null();
     if (sk == NULL) {
@@ -242,7 +238,7 @@ static int read_chain(BIO *in, STACK_OF(X509) **out)
     }
     for (;;) {
         ERR_set_mark();
-        X509 *ca = PEM_read_bio_X509(in, NULL, NULL, NULL);
+        X509 *ca = PEM_read_bio_X509(in, NULL, target_pw(t), target_pw_arg(t));
         if (ca == NULL)
             break;
         ERR_clear_last_mark();
@@ -270,25 +266,22 @@ static int read_chain(BIO *in, STACK_OF(X509) **out)
     return 1;
 }
 
-/* The leaf, then its intermediates, which replace the chain in place. */
-int SSL_CTX_use_certificate_chain_file(SSL_CTX *ctx, const char *file)
+/* The leaf, then its intermediates, which replace the leaf's slot's chain. */
+static int load_chain_file(struct target t, const char *file)
 {
-    if (ctx == NULL) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_PASSED_NULL_PARAMETER);
+    if (!target_ok(t))
         return 0;
-    }
     BIO *in = open_file(file);
     if (in == NULL)
         return 0;
     STACK_OF(X509) *chain = NULL;
     int ok = 0;
     /* _AUX, like OpenSSL: the leaf may be a "TRUSTED CERTIFICATE" with trust settings. */
-    X509 *leaf = PEM_read_bio_X509_AUX(in, NULL, NULL, NULL);
+    X509 *leaf = PEM_read_bio_X509_AUX(in, NULL, target_pw(t), target_pw_arg(t));
     if (leaf == NULL)
         ERR_raise(ERR_LIB_SSL, ERR_R_PEM_LIB);
-    else if (read_chain(in, &chain) && SSL_CTX_use_certificate(ctx, leaf)) {
-        sk_X509_pop_free(ctx->cert.chain, X509_free);
-        ctx->cert.chain = chain;
+    else if (read_chain(in, t, &chain) && use_cert(t, leaf)) {
+        certset_set_chain(target_set(t), chain); /* use_cert made the leaf's slot current */
         chain = NULL;
         ok = 1;
     }
@@ -297,6 +290,37 @@ int SSL_CTX_use_certificate_chain_file(SSL_CTX *ctx, const char *file)
     BIO_free(in);
     return ok;
 }
+
+int SSL_CTX_use_certificate_chain_file(SSL_CTX *ctx, const char *file)
+{
+    return load_chain_file((struct target){ctx, NULL}, file);
+}
+
+int SSL_use_certificate_chain_file(SSL *ssl, const char *file)
+{
+    return load_chain_file((struct target){NULL, ssl}, file);
+}
+
+/* ------------------------------------------------------------------ */
+/* Password callback (PEM pass phrases)                                */
+/* ------------------------------------------------------------------ */
+
+/* SSL_new copies the context's callback and data; the SSL_ setters change the connection's. */
+void SSL_CTX_set_default_passwd_cb(SSL_CTX *ctx, pem_password_cb *cb) { ctx->passwd_cb = cb; }
+
+void SSL_CTX_set_default_passwd_cb_userdata(SSL_CTX *ctx, void *u) { ctx->passwd_arg = u; }
+
+pem_password_cb *SSL_CTX_get_default_passwd_cb(SSL_CTX *ctx) { return ctx->passwd_cb; }
+
+void *SSL_CTX_get_default_passwd_cb_userdata(SSL_CTX *ctx) { return ctx->passwd_arg; }
+
+void SSL_set_default_passwd_cb(SSL *s, pem_password_cb *cb) { s->passwd_cb = cb; }
+
+void SSL_set_default_passwd_cb_userdata(SSL *s, void *u) { s->passwd_arg = u; }
+
+pem_password_cb *SSL_get_default_passwd_cb(SSL *s) { return s->passwd_cb; }
+
+void *SSL_get_default_passwd_cb_userdata(SSL *s) { return s->passwd_arg; }
 
 /* ------------------------------------------------------------------ */
 /* CertificateVerify scheme                                            */

@@ -231,7 +231,7 @@ static enum hs_wait do_read_certificate_request(SSL *c)
     if (!rd_vec8(&body, &context) || !rd_vec16(&body, &exts) || !rd_empty(&body) ||
         !rd_empty(&context))
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-    if (!ext_split(c, EM_CR, exts, 0, &e))
+    if (!ext_split(c, EM_CR, exts, 0, &e) || !ca_list_take(c, &e))
         return HS_ERROR;
     struct rd sa = e.body[EXT_SIGNATURE_ALGORITHMS];
     if (!ext_has(&e, EXT_SIGNATURE_ALGORITHMS))
@@ -287,34 +287,43 @@ static enum hs_wait do_read_server_finished(SSL *c)
     return HS_CONTINUE;
 }
 
-/* The configured certificate, or one from SSL_CTX_set_client_cert_cb (then owned by *tmp). */
-static const struct cert_cfg *client_certificate(SSL *c, struct cert_cfg *tmp)
+/*
+ * The pair to answer a CertificateRequest with (references in *out): the certificate callback
+ * runs first and may set one; then a configured pair the server's signature_algorithms allow
+ * (certset.c); else SSL_CTX_set_client_cert_cb's. 1: *out and *scheme set; 0: no certificate;
+ * -1: failed (alert set); -2: the certificate callback asked to be called again.
+ */
+static int client_certificate(SSL *c, struct cert_cfg *out, uint16_t *scheme)
 {
+    struct hs *hs = c->hs;
+    int r = certset_run_cb(c);
+    if (r <= 0)
+        return r == 0 ? -1 : -2;
+    if (certset_choose(c, certset_of(c), hs->peer_sigschemes, hs->n_peer_sigschemes, out, scheme))
+        return 1;
+    if (c->alert != 0)
+        return -1;
     SSL_CTX *ctx = c->ctx;
-    if (ctx->cert.cert != NULL && ctx->cert.pkey != NULL)
-        return &ctx->cert;
-    if (ctx->client_cert_cb == NULL || ctx->client_cert_cb(c, &tmp->cert, &tmp->pkey) != 1)
-        return NULL;
-    if (tmp->cert == NULL || tmp->pkey == NULL || !X509_check_private_key(tmp->cert, tmp->pkey)) {
+    if (ctx->client_cert_cb == NULL || ctx->client_cert_cb(c, &out->cert, &out->pkey) != 1)
+        return 0;
+    if (out->cert == NULL || out->pkey == NULL || !X509_check_private_key(out->cert, out->pkey)) {
         ERR_clear_error(); /* an unusable answer means no certificate, as in OpenSSL */
-        return NULL;
+        return 0;
     }
-    return tmp;
+    return cert_choose_scheme(out->pkey, hs->peer_sigschemes, hs->n_peer_sigschemes, scheme);
 }
 
 /* §4.4.2: our certificate if we have one the server can accept, else an empty one. */
 static enum hs_wait do_send_client_certificate(SSL *c)
 {
     struct hs *hs = c->hs;
-    struct cert_cfg tmp = {NULL, NULL, NULL};
-    const struct cert_cfg *cc = client_certificate(c, &tmp);
     uint16_t scheme = 0;
-    int have = cc != NULL &&
-               cert_choose_scheme(cc->pkey, hs->peer_sigschemes, hs->n_peer_sigschemes, &scheme);
+    int have = client_certificate(c, &hs->cert, &scheme);
+    if (have < 0)
+        return have == -2 ? HS_WANT_X509_LOOKUP : HS_ERROR; /* the state stays: called again */
     int ok = msg_write_certificate(c, hs->cert_request_context.buf, hs->cert_request_context.len,
-                                   have ? cc : NULL) &&
-             (!have || msg_write_certificate_verify(c, cc->pkey, scheme));
-    cert_cfg_free(&tmp);
+                                   have ? &hs->cert : NULL) &&
+             (!have || msg_write_certificate_verify(c, hs->cert.pkey, scheme));
     if (!ok)
         return HS_ERROR;
     hs->state = CS_SEND_CLIENT_FINISHED;

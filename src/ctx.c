@@ -133,7 +133,8 @@ void SSL_CTX_free(SSL_CTX *ctx)
     X509_STORE_free(ctx->store);
     X509_VERIFY_PARAM_free(ctx->param);
     OPENSSL_free(ctx->alpn);
-    cert_cfg_free(&ctx->cert);
+    certset_free(&ctx->certs);
+    ca_list_free(ctx, NULL);
     ticket_keys_free(ctx->ticket_keys);
     replay_filter_free(ctx->replay);
     cert_cache_free(ctx->cert_cache);
@@ -183,49 +184,6 @@ int alpn_replace(uint8_t **dst, size_t *dst_len, const uint8_t *p, size_t n)
 /* SSL_CTX_ctrl                                                        */
 /* ------------------------------------------------------------------ */
 
-static int chain_push(struct cert_cfg *cc, X509 *x)
-{
-    if (x == NULL) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_PASSED_NULL_PARAMETER);
-        return 0;
-    }
-    if (cc->chain == NULL && (cc->chain = sk_X509_new_null()) == NULL) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
-        return 0;
-    }
-    if (!sk_X509_push(cc->chain, x)) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
-        return 0;
-    }
-    return 1;
-}
-
-/* SSL_CTX_set0_chain (larg 0, takes the stack) / set1_chain (larg 1, copies); NULL clears. */
-static long chain_replace(struct cert_cfg *cc, long copy, STACK_OF(X509) *sk)
-{
-    STACK_OF(X509) *next = sk;
-    if (sk != NULL && copy && (next = X509_chain_up_ref(sk)) == NULL) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
-        return 0;
-    }
-    sk_X509_pop_free(cc->chain, X509_free);
-    cc->chain = next;
-    return 1;
-}
-
-/* SSL_CTX_add0_chain_cert (larg 0, takes the certificate) / add1 (larg 1, up-refs it). */
-static long chain_add(struct cert_cfg *cc, long copy, X509 *x)
-{
-    if (copy && x != NULL && !X509_up_ref(x))
-        return 0;
-    if (!chain_push(cc, x)) {
-        if (copy)
-            X509_free(x);
-        return 0;
-    }
-    return 1;
-}
-
 static long set_proto_bound(int *bound, long v)
 {
     if (!proto_version_valid(v))
@@ -234,27 +192,15 @@ static long set_proto_bound(int *bound, long v)
     return 1;
 }
 
+/* Certificates and chains (certset.c), then the commands qtls does not implement. */
 static long ctx_ctrl_cert(SSL_CTX *ctx, int cmd, long larg, void *parg)
 {
-    struct cert_cfg *cc = &ctx->cert;
-    switch (cmd) {
-    case SSL_CTRL_EXTRA_CHAIN_CERT:
-        return chain_push(cc, parg);
-    case SSL_CTRL_CHAIN:
-        return chain_replace(cc, larg, parg);
-    case SSL_CTRL_CHAIN_CERT:
-        return chain_add(cc, larg, parg);
-    case SSL_CTRL_GET_EXTRA_CHAIN_CERTS:
-    case SSL_CTRL_GET_CHAIN_CERTS:
-        /* qtls keeps one chain: OpenSSL's extra certificates and the per-key chain are it. */
-        *(STACK_OF(X509) **)parg = cc->chain;
-        return 1;
-    case SSL_CTRL_CLEAR_EXTRA_CHAIN_CERTS:
-        return chain_replace(cc, 0, NULL);
-    default:
-        ERR_raise_data(ERR_LIB_SSL, ERR_R_PASSED_INVALID_ARGUMENT, "unsupported ctrl %d", cmd);
-        return 0;
-    }
+    int handled;
+    long r = certset_ctrl(ctx, NULL, cmd, larg, parg, &handled);
+    if (handled)
+        return r;
+    ERR_raise_data(ERR_LIB_SSL, ERR_R_PASSED_INVALID_ARGUMENT, "unsupported ctrl %d", cmd);
+    return 0;
 }
 
 long SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)

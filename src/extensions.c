@@ -126,6 +126,7 @@ void ext_write_client_hello_extensions(SSL *c, struct wr *w)
         ext_close(w, at);
     }
     ocsp_client_write_request(c, w, off);
+    ca_list_client_write(c, w, off);
     at = ext_open(w, EXT_SUPPORTED_GROUPS, off);
     inner = wr_open_vec(w, 2);
     for (size_t i = 0; i < c->n_groups; i++)

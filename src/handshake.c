@@ -35,6 +35,7 @@ void hs_free(SSL *c)
     wr_free(&hs->peer_share);
     wr_free(&hs->cert_request_context);
     EVP_PKEY_free(hs->kex_key);
+    cert_cfg_free(&hs->cert);
     OPENSSL_clear_free(hs, sizeof(*hs)); /* wipes every secret in it */
     c->hs = NULL;
 }
@@ -67,6 +68,7 @@ int SSL_do_handshake(SSL *s)
 {
     s->want_read = 0;
     s->want_client_hello_cb = 0;
+    s->want_x509_lookup = 0;
     if (s->quic_method == NULL) {
         ERR_raise(ERR_LIB_SSL, QTLS_R_NO_QUIC_METHOD);
         return -1;
@@ -93,6 +95,9 @@ int SSL_do_handshake(SSL *s)
             return -1;
         case HS_WANT_CLIENT_HELLO_CB:
             s->want_client_hello_cb = 1;
+            return -1;
+        case HS_WANT_X509_LOOKUP: /* the certificate callback asked to be called again */
+            s->want_x509_lookup = 1;
             return -1;
         case HS_DONE:
             if (!end_flight(s))

@@ -228,6 +228,47 @@ struct cert_cfg {
 };
 void cert_cfg_free(struct cert_cfg *cc);
 
+/*
+ * certset.c: OpenSSL's certificate slots, one pair per key type (its SSL_PKEY_* indexes: all EC
+ * curves share one), the slot last set being the "current" one the chain ctrls act on; plus the
+ * certificate callback, which travels with the certificates as in OpenSSL's CERT.
+ */
+enum {
+    CERT_SLOT_RSA,
+    CERT_SLOT_RSA_PSS,
+    CERT_SLOT_EC,
+    CERT_SLOT_ED25519,
+    CERT_SLOT_ED448,
+    CERT_SLOTS
+};
+struct cert_set {
+    struct cert_cfg slot[CERT_SLOTS];
+    int current;
+    STACK_OF(X509) *extra; /* SSL_CTX_add_extra_chain_cert: sent when the slot has no chain */
+    int (*cert_cb)(SSL *, void *);
+    void *cert_cb_arg;
+};
+void certset_free(struct cert_set *s);
+/* The set a connection uses: its own once an SSL_use_*-style call made one, else its context's. */
+struct cert_set *certset_of(const SSL *c);
+/* The connection's own set, copied from its context on first use; NULL (error queued) if not. */
+struct cert_set *certset_own(SSL *c);
+/* SSL_CTX_ctrl / SSL_ctrl commands on certificates and chains; *handled = 0 for other commands. */
+long certset_ctrl(SSL_CTX *ctx, SSL *s, int cmd, long larg, void *parg, int *handled);
+QTLS_MUST_CHECK int certset_use_cert(struct cert_set *s, X509 *x);
+QTLS_MUST_CHECK int certset_use_key(struct cert_set *s, EVP_PKEY *k);
+/* Replaces the current slot's chain (takes `chain`, NULL clears). */
+void certset_set_chain(struct cert_set *s, STACK_OF(X509) *chain);
+/*
+ * Picks the pair to authenticate with among the slots the peer's signature_algorithms can be
+ * used with (ECDSA, then EdDSA, then RSA-PSS), with its scheme; fills *out with references
+ * (chain: the slot's, else the context's extra certificates). 0 if no slot fits.
+ */
+QTLS_MUST_CHECK int certset_choose(SSL *c, const struct cert_set *s, const uint16_t *peer,
+                                   size_t n, struct cert_cfg *out, uint16_t *scheme);
+/* Runs the certificate callback (SSL_CTX_set_cert_cb): 1 go on, 0 failed (alert set), -1 retry. */
+int certset_run_cb(SSL *c);
+
 struct ssl_ctx_st {
     int references;
     const SSL_METHOD *method;
@@ -240,7 +281,10 @@ struct ssl_ctx_st {
     size_t n_suites;
     uint16_t groups[QTLS_MAX_GROUPS];
     size_t n_groups;
-    struct cert_cfg cert;
+    struct cert_set certs; /* certset.c */
+    pem_password_cb *passwd_cb; /* SSL_CTX_set_default_passwd_cb */
+    void *passwd_arg;
+    STACK_OF(X509_NAME) *client_ca, *ca_names; /* ca_list.c */
     X509_STORE *store;
     X509_VERIFY_PARAM *param;
     int verify_mode;
@@ -425,6 +469,13 @@ struct ssl_st {
     /* Error state */
     int want_read;        /* the last SSL_do_handshake needs more data */
     int want_client_hello_cb; /* ... or the client hello callback asked to be called again */
+    int want_x509_lookup;     /* ... or the certificate callback did (SSL_ERROR_WANT_X509_LOOKUP) */
+    struct cert_set *certs;   /* made by SSL_use_*, SSL_set_cert_cb; NULL: the context's */
+    int cert_slot;            /* server: the slot whose certificate was sent, -1 none */
+    pem_password_cb *passwd_cb; /* from the context, SSL_set_default_passwd_cb */
+    void *passwd_arg;
+    STACK_OF(X509_NAME) *client_ca, *ca_names; /* set on the connection; NULL: the context's */
+    STACK_OF(X509_NAME) *peer_ca_names;        /* the peer's certificate_authorities (ca_list.c) */
     unsigned set_on_ssl;      /* OWN_* bits: settings made on the connection, not inherited */
     int status_type;          /* client: OCSP to request; server: OCSP requested (ocsp.c) */
     unsigned char *ocsp_resp; /* server: to staple; client: stapled by the server */
@@ -506,7 +557,14 @@ void quic_free_buffers(SSL *c);
 /* ------------------------------------------------------------------ */
 
 /* What a state function asks of the driver. */
-enum hs_wait { HS_ERROR, HS_CONTINUE, HS_WANT_MESSAGE, HS_DONE, HS_WANT_CLIENT_HELLO_CB };
+enum hs_wait {
+    HS_ERROR,
+    HS_CONTINUE,
+    HS_WANT_MESSAGE,
+    HS_DONE,
+    HS_WANT_CLIENT_HELLO_CB,
+    HS_WANT_X509_LOOKUP
+};
 
 /* Extensions the engine knows; the table in extensions.c gives codepoints. */
 enum ext_idx {
@@ -594,6 +652,7 @@ struct hs {
     struct wr peer_share;   /* the client's key_share, until ServerHello */
     uint8_t ch1_digest[32]; /* fingerprint of ClientHello1 for the §4.1.2 check */
     uint16_t sigscheme;
+    struct cert_cfg cert; /* the pair chosen to authenticate with (references), certset.c */
     uint16_t peer_sigschemes[64];
     size_t n_peer_sigschemes;
     uint16_t tp_codepoint_reply; /* which codepoint(s) to answer in: bit 0 = 0x39, bit 1 = 0xffa5 */
@@ -630,6 +689,12 @@ QTLS_MUST_CHECK int ocsp_client_run_cb(SSL *c);
 QTLS_MUST_CHECK int ocsp_server_take_request(SSL *c, const struct ext_set *e);
 QTLS_MUST_CHECK int ocsp_server_run_cb(SSL *c);
 void ocsp_server_write_response(SSL *c, struct wr *w);
+
+/* ca_list.c: certificate_authorities (RFC 8446 §4.2.4) and the CA name lists. */
+void ca_list_free(SSL_CTX *ctx, SSL *s);
+void ca_list_server_write(SSL *c, struct wr *w);
+void ca_list_client_write(SSL *c, struct wr *w, uint32_t *offered);
+QTLS_MUST_CHECK int ca_list_take(SSL *c, const struct ext_set *e);
 
 /*
  * client_hello.c: runs the context's client hello callback on `ch` (OpenSSL calls it first, before

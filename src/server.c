@@ -9,6 +9,7 @@
 
 enum server_state {
     SS_READ_CLIENT_HELLO,
+    SS_CHOOSE_CERTIFICATE,
     SS_SEND_HELLO_RETRY_REQUEST,
     SS_SEND_SERVER_HELLO,
     SS_SEND_ENCRYPTED_EXTENSIONS,
@@ -212,16 +213,38 @@ static int keep_peer_share(SSL *c, struct rd share)
     return wr_ok(&hs->peer_share) || qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
 }
 
-/* The certificate (possibly switched by the servername callback) must suit the client. */
-static int choose_certificate(SSL *c)
+/*
+ * After the ClientHello (and the servername callback, which may have switched the context):
+ * the certificate callback may set or change certificates, then the pair the client's
+ * signature_algorithms can verify is picked (certset.c), then the OCSP status callback runs
+ * for that certificate. A resumed handshake sends no certificate (RFC 8446 §2.2), and OpenSSL
+ * runs no certificate callback then either.
+ */
+static enum hs_wait do_choose_certificate(SSL *c)
 {
-    const struct cert_cfg *cc = &c->ctx->cert;
     struct hs *hs = c->hs;
-    if (cc->cert == NULL || cc->pkey == NULL)
+    hs->state = SS_SEND_SERVER_HELLO;
+    if (hs->resumed)
+        return HS_CONTINUE;
+    int r = certset_run_cb(c);
+    if (r <= 0) {
+        if (r < 0)
+            hs->state = SS_CHOOSE_CERTIFICATE; /* SSL_do_handshake runs the callback again */
+        return r == 0 ? HS_ERROR : HS_WANT_X509_LOOKUP;
+    }
+    const struct cert_set *set = certset_of(c);
+    int any = 0;
+    for (int i = 0; i < CERT_SLOTS; i++)
+        any |= set->slot[i].cert != NULL && set->slot[i].pkey != NULL;
+    if (!any)
         return qtls_fail(c, SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_CERTIFICATE_SET);
-    if (!cert_choose_scheme(cc->pkey, hs->peer_sigschemes, hs->n_peer_sigschemes, &hs->sigscheme))
+    if (!certset_choose(c, set, hs->peer_sigschemes, hs->n_peer_sigschemes, &hs->cert,
+                        &hs->sigscheme)) {
+        if (c->alert != 0)
+            return HS_ERROR;
         return qtls_fail(c, SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_SUITABLE_SIGNATURE_ALGORITHM);
-    return 1;
+    }
+    return ocsp_server_run_cb(c) ? HS_CONTINUE : HS_ERROR;
 }
 
 static enum hs_wait do_read_client_hello(SSL *c)
@@ -251,7 +274,7 @@ static enum hs_wait do_read_client_hello(SSL *c)
     if (!hs->hrr_done)
         memcpy(c->client_random, ch.random.p, sizeof(c->client_random));
     /* SNI, ALPN and the rest are decided once, on the ClientHello that gets a ServerHello. */
-    if ((!need_hrr && !ext_process_client_hello(c, &ch.e)) ||
+    if ((!need_hrr && (!ext_process_client_hello(c, &ch.e) || !ca_list_take(c, &ch.e))) ||
         !transcript_set_hash(&hs->transcript, c->cipher->hash))
         return HS_ERROR;
     if (need_hrr) {
@@ -259,14 +282,13 @@ static enum hs_wait do_read_client_hello(SSL *c)
             return HS_ERROR;
         if (ext_has(&ch.e, EXT_EARLY_DATA)) /* §4.2.10: no 0-RTT after HelloRetryRequest */
             c->early_data_status = SSL_EARLY_DATA_REJECTED;
-    } else if (!psk_server_select(c, &ch.e, &whole) ||
-               (!hs->resumed && (!choose_certificate(c) || !ocsp_server_run_cb(c)))) {
+    } else if (!psk_server_select(c, &ch.e, &whole)) {
         return HS_ERROR;
     }
     if (!msg_consume(c, &whole))
         return HS_ERROR;
     c->version = TLS1_3_VERSION;
-    hs->state = need_hrr ? SS_SEND_HELLO_RETRY_REQUEST : SS_SEND_SERVER_HELLO;
+    hs->state = need_hrr ? SS_SEND_HELLO_RETRY_REQUEST : SS_CHOOSE_CERTIFICATE;
     return HS_CONTINUE;
 }
 
@@ -371,7 +393,7 @@ static enum hs_wait do_send_encrypted_extensions(SSL *c)
     return HS_CONTINUE;
 }
 
-/* §4.3.2: an empty context and the schemes we accept. */
+/* §4.3.2: an empty context, the schemes we accept and the CAs we name (ca_list.c). */
 static enum hs_wait do_send_certificate_request(SSL *c)
 {
     struct wr *w = &c->hs->out;
@@ -385,6 +407,7 @@ static enum hs_wait do_send_certificate_request(SSL *c)
         wr_u16(w, qtls_offered_sigschemes[i]);
     wr_close_vec(w, list, 2);
     wr_close_vec(w, body, 2);
+    ca_list_server_write(c, w);
     wr_close_vec(w, exts, 2);
     if (!msg_end(c, at))
         return HS_ERROR;
@@ -395,7 +418,7 @@ static enum hs_wait do_send_certificate_request(SSL *c)
 
 static enum hs_wait do_send_certificate(SSL *c)
 {
-    if (!msg_write_certificate(c, NULL, 0, &c->ctx->cert))
+    if (!msg_write_certificate(c, NULL, 0, &c->hs->cert))
         return HS_ERROR;
     c->hs->state = SS_SEND_CERTIFICATE_VERIFY;
     return HS_CONTINUE;
@@ -403,7 +426,7 @@ static enum hs_wait do_send_certificate(SSL *c)
 
 static enum hs_wait do_send_certificate_verify(SSL *c)
 {
-    if (!msg_write_certificate_verify(c, c->ctx->cert.pkey, c->hs->sigscheme))
+    if (!msg_write_certificate_verify(c, c->hs->cert.pkey, c->hs->sigscheme))
         return HS_ERROR;
     c->hs->state = SS_SEND_FINISHED;
     return HS_CONTINUE;
@@ -468,6 +491,8 @@ enum hs_wait server_step(SSL *c)
     switch ((enum server_state)c->hs->state) {
     case SS_READ_CLIENT_HELLO:
         return do_read_client_hello(c);
+    case SS_CHOOSE_CERTIFICATE:
+        return do_choose_certificate(c);
     case SS_SEND_HELLO_RETRY_REQUEST:
         return do_send_hello_retry_request(c);
     case SS_SEND_SERVER_HELLO:

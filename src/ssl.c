@@ -34,6 +34,8 @@ static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
     memcpy(c->sid_ctx, ctx->sid_ctx, sizeof(c->sid_ctx));
     c->sid_ctx_len = ctx->sid_ctx_len;
     c->status_type = ctx->status_type;
+    c->passwd_cb = ctx->passwd_cb;
+    c->passwd_arg = ctx->passwd_arg;
     c->param = X509_VERIFY_PARAM_new();
     if (c->param == NULL || !X509_VERIFY_PARAM_inherit(c->param, ctx->param)) {
         ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
@@ -63,6 +65,7 @@ SSL *SSL_new(SSL_CTX *ctx)
     c->phase = PHASE_BEFORE;
     c->verify_result = X509_V_OK;
     c->early_data_status = SSL_EARLY_DATA_NOT_SENT;
+    c->cert_slot = -1;
     c->peer_tp_version = -1;
     c->quic_tp_version = 0;
     c->read_level = c->write_level = c->last_provided_level = ssl_encryption_initial;
@@ -106,6 +109,10 @@ void SSL_free(SSL *s)
     OPENSSL_free(s->alpn);
     OPENSSL_free(s->ocsp_resp);
     X509_VERIFY_PARAM_free(s->param);
+    if (s->certs != NULL)
+        certset_free(s->certs);
+    OPENSSL_free(s->certs);
+    ca_list_free(NULL, s);
     SSL_CTX_free(s->ctx);
     OPENSSL_free(s);
 }
@@ -132,6 +139,8 @@ int SSL_want(const SSL *s)
 {
     if (s->want_client_hello_cb)
         return SSL_CLIENT_HELLO_CB;
+    if (s->want_x509_lookup)
+        return SSL_X509_LOOKUP;
     return s->want_read ? SSL_READING : SSL_NOTHING;
 }
 
@@ -144,6 +153,8 @@ int SSL_get_error(const SSL *s, int ret_code)
         return ERR_GET_LIB(e) == ERR_LIB_SYS ? SSL_ERROR_SYSCALL : SSL_ERROR_SSL;
     if (s->want_client_hello_cb)
         return SSL_ERROR_WANT_CLIENT_HELLO_CB;
+    if (s->want_x509_lookup)
+        return SSL_ERROR_WANT_X509_LOOKUP;
     if (s->want_read)
         return SSL_ERROR_WANT_READ;
     if (s->phase == PHASE_FAILED)
@@ -244,14 +255,16 @@ SSL_CTX *SSL_get_SSL_CTX(const SSL *s) { return s->ctx; }
  * The servername callback's way to pick a certificate by SNI: the handshake
  * reads the certificate, key and callbacks from s->ctx, so swapping the
  * context is enough; the connection's own copies (options, suites, groups,
- * verify settings) stay. OpenSSL switches back to the original context on
- * NULL; qtls does not keep it, and NULL leaves the context unchanged.
+ * verify settings, certificates set with SSL_use_*) stay. OpenSSL switches
+ * back to the original context on NULL; qtls does not keep it, and NULL
+ * leaves the context unchanged.
  */
 /*
  * Settings a connection inherited from its context at SSL_new, and that no SSL_set_* call has
  * changed, follow it to the new context: a virtual host's verify mode and depth, ticket count
  * and 0-RTT settings. A setting made on the connection stays (as OpenSSL keeps a session ID
- * context set on it). Certificates, the verification store, the client CA list and the ALPN,
+ * context set on it). Certificates follow unless SSL_use_* / SSL_set_cert_cb gave the connection
+ * its own (certset_of). The verification store, the client CA list and the ALPN,
  * servername and ticket callbacks are always read from the current context.
  */
 static void follow_ctx_settings(SSL *s, const SSL_CTX *to)
@@ -586,6 +599,17 @@ static long set_bound(int *bound, long v)
     return 1;
 }
 
+/* Certificates and chains (certset.c), then the commands qtls does not implement. */
+static long ssl_ctrl_cert(SSL *s, int cmd, long larg, void *parg)
+{
+    int handled;
+    long r = certset_ctrl(NULL, s, cmd, larg, parg, &handled);
+    if (handled)
+        return r;
+    ERR_raise_data(ERR_LIB_SSL, ERR_R_PASSED_INVALID_ARGUMENT, "unsupported ctrl %d", cmd);
+    return 0;
+}
+
 long SSL_ctrl(SSL *s, int cmd, long larg, void *parg)
 {
     switch (cmd) {
@@ -628,8 +652,7 @@ long SSL_ctrl(SSL *s, int cmd, long larg, void *parg)
         /* Deliberate no-op: qtls always offers its fixed TLS 1.3 scheme list (suites.c). */
         return 1;
     default:
-        ERR_raise_data(ERR_LIB_SSL, ERR_R_PASSED_INVALID_ARGUMENT, "unsupported ctrl %d", cmd);
-        return 0;
+        return ssl_ctrl_cert(s, cmd, larg, parg);
     }
 }
 

@@ -241,25 +241,34 @@ static void chain_ctrls(void **state)
     SSL_CTX *ctx = new_ctx();
     STACK_OF(X509) *got = NULL;
     X509 *a = empty_cert(), *b = empty_cert();
-    assert_int_equal(SSL_CTX_add_extra_chain_cert(ctx, a), 1); /* takes a */
-    assert_int_equal(SSL_CTX_add1_chain_cert(ctx, b), 1);      /* up-refs b */
+    /* As OpenSSL: extra certificates are the context's, the chain the current slot's. */
+    assert_int_equal(SSL_CTX_add1_chain_cert(ctx, b), 1); /* up-refs b */
     assert_int_equal(SSL_CTX_get_extra_chain_certs(ctx, &got), 1);
-    assert_int_equal(sk_X509_num(got), 2);
+    assert_int_equal(sk_X509_num(got), 1); /* no extra certificates: the chain is reported */
+    assert_int_equal(SSL_CTX_get_extra_chain_certs_only(ctx, &got), 1);
+    assert_null(got);
+    assert_int_equal(SSL_CTX_add_extra_chain_cert(ctx, a), 1); /* takes a */
+    assert_int_equal(SSL_CTX_get_extra_chain_certs(ctx, &got), 1);
+    assert_int_equal(sk_X509_num(got), 1);
     assert_ptr_equal(sk_X509_value(got, 0), a);
-    assert_ptr_equal(sk_X509_value(got, 1), b);
+    assert_int_equal(SSL_CTX_get0_chain_certs(ctx, &got), 1);
+    assert_int_equal(sk_X509_num(got), 1);
+    assert_ptr_equal(sk_X509_value(got, 0), b);
     assert_int_equal(SSL_CTX_clear_chain_certs(ctx), 1);
-    assert_null(ctx->cert.chain);
+    assert_null(ctx->certs.slot[ctx->certs.current].chain);
+    assert_int_equal(SSL_CTX_clear_extra_chain_certs(ctx), 1);
+    assert_null(ctx->certs.extra);
     X509_free(b); /* still ours: add1 took its own reference */
 
     STACK_OF(X509) *sk = sk_X509_new_null();
     assert_non_null(sk);
     assert_true(sk_X509_push(sk, empty_cert()));
     assert_int_equal(SSL_CTX_set1_chain(ctx, sk), 1);
-    assert_ptr_not_equal(ctx->cert.chain, sk);
+    assert_ptr_not_equal(ctx->certs.slot[ctx->certs.current].chain, sk);
     assert_int_equal(SSL_CTX_set0_chain(ctx, sk), 1); /* takes sk */
-    assert_ptr_equal(ctx->cert.chain, sk);
-    assert_int_equal(SSL_CTX_clear_extra_chain_certs(ctx), 1);
-    assert_null(ctx->cert.chain);
+    assert_ptr_equal(ctx->certs.slot[ctx->certs.current].chain, sk);
+    assert_int_equal(SSL_CTX_set0_chain(ctx, NULL), 1);
+    assert_null(ctx->certs.slot[ctx->certs.current].chain);
     SSL_CTX_free(ctx);
 }
 

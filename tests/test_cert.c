@@ -123,7 +123,7 @@ static void each_chain_file_loads_leaf_without_intermediates(void **state)
         SSL_CTX *ctx = SSL_CTX_new(TLS_method());
         load_pair(ctx, leaf_names[i], "-chain.pem");
         assert_int_equal(SSL_CTX_check_private_key(ctx), 1);
-        assert_true(sk_X509_num(ctx->cert.chain) <= 0);
+        assert_true(sk_X509_num(ctx->certs.slot[ctx->certs.current].chain) <= 0);
         assert_int_equal(ERR_peek_error(), 0);
         SSL_CTX_free(ctx);
     }
@@ -275,14 +275,15 @@ static void chain_file_loads_the_intermediate(void **state)
     assert_int_equal(SSL_CTX_check_private_key(ctx), 1);
     /* The expected end-of-file PEM error is not left behind. */
     assert_int_equal(ERR_peek_error(), 0);
-    assert_int_equal(sk_X509_num(ctx->cert.chain), 1);
+    assert_int_equal(sk_X509_num(ctx->certs.slot[ctx->certs.current].chain), 1);
     STACK_OF(X509) *inter = read_certs("inter.pem");
-    assert_int_equal(X509_cmp(sk_X509_value(ctx->cert.chain, 0), sk_X509_value(inter, 0)), 0);
+    STACK_OF(X509) *chain = ctx->certs.slot[ctx->certs.current].chain;
+    assert_int_equal(X509_cmp(sk_X509_value(chain, 0), sk_X509_value(inter, 0)), 0);
     sk_X509_pop_free(inter, X509_free);
 
     /* A later chain file replaces the chain, here with none. */
     assert_int_equal(SSL_CTX_use_certificate_chain_file(ctx, cert_path("ecdsa256-chain.pem")), 1);
-    assert_true(sk_X509_num(ctx->cert.chain) <= 0);
+    assert_true(sk_X509_num(ctx->certs.slot[ctx->certs.current].chain) <= 0);
     SSL_CTX_free(ctx);
 }
 

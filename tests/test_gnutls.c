@@ -54,6 +54,7 @@
 #include <time.h>
 
 #include <cmocka.h>
+#include <gnutls/abstract.h>
 #include <gnutls/gnutls.h>
 #include <openssl/err.h>
 #include <openssl/ocsp.h>
@@ -1318,6 +1319,132 @@ static void ocsp_response_is_stapled(void **state)
     assert_int_not_equal(gnutls_ocsp_status_request_is_checked(t->g.session, 0), 0);
 }
 
+/* --- CA name lists (RFC 8446 §4.2.4) ---------------------------------------- */
+
+/* What each side saw of the peer's certificate_authorities when the certificate was asked. */
+static struct {
+    int calls;
+    int n;          /* names */
+    int first_is_ca; /* the first is "qtls test CA" */
+} ca_seen;
+
+static int subject_der_is(const unsigned char *der, size_t len, const char *file)
+{
+    X509 *x = read_cert(file);
+    unsigned char *mine = NULL;
+    int n = x != NULL ? i2d_X509_NAME(X509_get_subject_name(x), &mine) : -1;
+    int same = n > 0 && (size_t)n == len && memcmp(mine, der, len) == 0;
+    OPENSSL_free(mine);
+    X509_free(x);
+    return same;
+}
+
+/* GnuTLS client: the req_ca_rdn it parsed from qtls's CertificateRequest; no certificate. */
+static int gt_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int nreqs,
+                       const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
+                       gnutls_pcert_st **pcert, unsigned int *pcert_length, gnutls_privkey_t *pkey)
+{
+    ca_seen.calls++;
+    ca_seen.n = nreqs;
+    ca_seen.first_is_ca = nreqs > 0 && subject_der_is(req_ca_rdn[0].data, req_ca_rdn[0].size,
+                                                      "ca.pem");
+    *pcert = NULL;
+    *pcert_length = 0;
+    *pkey = NULL;
+    return 0;
+}
+
+/* qtls client: SSL_get_client_CA_list when its certificate callback runs. */
+static int qtls_client_cert_cb(SSL *s, void *arg)
+{
+    const STACK_OF(X509_NAME) *l = SSL_get_client_CA_list(s);
+    unsigned char *der = NULL;
+    int n = sk_X509_NAME_num(l) > 0 ? i2d_X509_NAME(sk_X509_NAME_value(l, 0), &der) : 0;
+    ca_seen.calls++;
+    ca_seen.n = l == NULL ? 0 : sk_X509_NAME_num(l);
+    ca_seen.first_is_ca = n > 0 && subject_der_is(der, (size_t)n, "ca.pem");
+    OPENSSL_free(der);
+    return 1;
+}
+
+static void ca_list_reaches_the_peer(void **state)
+{
+    struct interop *t = *state;
+    int r;
+    if (t->why[0] != '\0')
+        fail_msg("%s", t->why);
+    memset(&ca_seen, 0, sizeof(ca_seen));
+    if (t->c->qtls_is_server) {
+        STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(mock_cert_path("ca.pem"));
+        X509 *other = read_cert("other-ca.pem");
+        assert_non_null(names);
+        assert_non_null(other);
+        SSL_set_client_CA_list(t->q.ssl, names);
+        assert_int_equal(SSL_add_client_CA(t->q.ssl, other), 1);
+        X509_free(other);
+        SSL_set_verify(t->q.ssl, SSL_VERIFY_PEER, NULL);
+        gnutls_certificate_set_retrieve_function2(t->g.cred, gt_retrieve);
+    } else {
+        /* The GnuTLS server names the CAs it trusts. */
+        r = gnutls_certificate_set_x509_trust_file(t->g.cred, mock_cert_path("ca.pem"),
+                                                   GNUTLS_X509_FMT_PEM);
+        assert_true(r > 0);
+        gnutls_certificate_server_set_request(t->g.session, GNUTLS_CERT_REQUEST);
+        SSL_set_cert_cb(t->q.ssl, qtls_client_cert_cb, NULL);
+    }
+    if (!run(t))
+        fail_msg("%s", t->why);
+    check_connection(t, 0, EARLY_NONE);
+    assert_int_equal(ca_seen.calls, 1);
+    assert_int_equal(ca_seen.n, t->c->qtls_is_server ? 2 : 1);
+    assert_true(ca_seen.first_is_ca);
+    if (!t->c->qtls_is_server)
+        assert_int_equal(sk_X509_NAME_num(SSL_get0_peer_CA_list(t->q.ssl)), 1);
+}
+
+/* --- several certificates on one qtls server ---------------------------------- */
+
+static void add_qtls_pair(struct interop *t, const char *name)
+{
+    char pem[64], key[64];
+    snprintf(pem, sizeof(pem), "%s.pem", name);
+    snprintf(key, sizeof(key), "%s.key", name);
+    assert_int_equal(SSL_CTX_use_certificate_file(t->ctx, mock_cert_path(pem), SSL_FILETYPE_PEM),
+                     1);
+    assert_int_equal(SSL_CTX_use_PrivateKey_file(t->ctx, mock_cert_path(key), SSL_FILETYPE_PEM),
+                     1);
+}
+
+/*
+ * The qtls server holds ECDSA, Ed25519 and RSA certificates (those the case leaves out) and
+ * must send c->cert, the one the GnuTLS client's signature_algorithms make best: ECDSA when
+ * offered, then Ed25519, and RSA when GnuTLS offers RSA-PSS only. check_connection checks the
+ * signature GnuTLS verified against c->cert.
+ */
+static void server_picks_the_certificate_the_client_can_verify(void **state)
+{
+    struct interop *t = *state;
+    const char *cert = t->c->cert;
+    if (t->why[0] != '\0')
+        fail_msg("%s", t->why);
+    add_qtls_pair(t, "rsa");
+    if (strcmp(cert, "ed25519") != 0)
+        add_qtls_pair(t, "ed25519");
+    if (strcmp(cert, "rsa") == 0) {
+        add_qtls_pair(t, "ecdsa256");
+        char prio[300];
+        const char *err_pos = NULL;
+        snprintf(prio, sizeof(prio),
+                 "NORMAL:-VERS-ALL:+VERS-TLS1.3:%%DISABLE_TLS13_COMPAT_MODE:-CIPHER-ALL:+%s:"
+                 "-GROUP-ALL:+%s:-SIGN-ALL:+SIGN-RSA-PSS-RSAE-SHA256:+SIGN-RSA-PSS-RSAE-SHA384",
+                 suites[t->c->suite].gnutls_cipher, groups[t->c->group].gnutls_prio);
+        assert_int_equal(gnutls_priority_set_direct(t->g.session, prio, &err_pos), 0);
+    }
+    if (!run(t))
+        fail_msg("%s", t->why);
+    check_connection(t, 0, EARLY_NONE);
+}
+
 /* --- the cases ------------------------------------------------------------ */
 
 static struct interop_case *add_case(int qtls_is_server, int suite, int group, const char *cert)
@@ -1552,6 +1679,23 @@ static void build_cases(struct CMUnitTest *tests)
         c = add_case(dir, 0, G_X25519, "ecdsa256");
         c->test = ocsp_response_is_stapled;
         snprintf(c->name, sizeof(c->name), "%s_staple_an_ocsp_response", pair_name(dir));
+    }
+
+    /* A qtls server with several certificates picks by the client's signature_algorithms. */
+    static const char *const picks[] = {"ecdsa256", "ed25519", "rsa"};
+    for (int i = 0; i < 3; i++) {
+        c = add_case(1, 0, G_X25519, picks[i]);
+        c->test = server_picks_the_certificate_the_client_can_verify;
+        snprintf(c->name, sizeof(c->name), "qtls_server_with_several_certificates_sends_%s",
+                 picks[i]);
+    }
+
+    /* certificate_authorities in CertificateRequest, both ways. */
+    for (int dir = 0; dir < 2; dir++) {
+        c = add_case(dir, 0, G_X25519, "ecdsa256");
+        c->test = ca_list_reaches_the_peer;
+        snprintf(c->name, sizeof(c->name), "%s_read_the_certificate_request_ca_list",
+                 pair_name(dir));
     }
 
     /* RFC 9001 §4.6.1 against GnuTLS's TLS default for max_early_data_size. */

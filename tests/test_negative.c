@@ -597,6 +597,10 @@ static void ch_only_sha1_sigalgs(struct hello *h)
 {
     ext_set(&h->x, X_SIGALGS, "\0\x02\x02\x01", 4); /* rsa_pkcs1_sha1 */
 }
+static void ch_only_rsa_pss_sigalgs(struct hello *h)
+{
+    ext_set(&h->x, X_SIGALGS, "\0\x02\x08\x04", 4); /* rsa_pss_rsae_sha256 */
+}
 static void ch_no_alpn(struct hello *h) { ext_del(&h->x, X_ALPN); }
 static void ch_alpn_unknown(struct hello *h) { ext_set(&h->x, X_ALPN, "\0\x04\x03" "foo", 6); }
 static void ch_no_tp(struct hello *h) { ext_del(&h->x, X_TP); }
@@ -807,6 +811,35 @@ static void certificate_request_with_key_share(struct flight *fl)
     static const uint8_t exts[] = {0, 13, 0, 4, 0, 2, 0x04, 0x03, 0, 51, 0, 2, 0x00, 0x1d};
     insert_certificate_request(fl, exts, sizeof(exts));
 }
+/* CertificateRequest with signature_algorithms and the given certificate_authorities body. */
+static void certificate_request_with_cas(struct flight *fl, const uint8_t *cas, size_t len)
+{
+    uint8_t exts[64] = {0, 13, 0, 4, 0, 2, 0x04, 0x03, 0, 47, 0, (uint8_t)len};
+    assert_true(len + 12 <= sizeof(exts));
+    memcpy(exts + 12, cas, len);
+    insert_certificate_request(fl, exts, 12 + len);
+}
+static void ca_list_empty(struct flight *fl)
+{
+    certificate_request_with_cas(fl, (const uint8_t *)"\0\0", 2);
+}
+static void ca_list_empty_name(struct flight *fl)
+{
+    certificate_request_with_cas(fl, (const uint8_t *)"\0\2\0\0", 4);
+}
+static void ca_list_bad_der(struct flight *fl)
+{
+    certificate_request_with_cas(fl, (const uint8_t *)"\0\4\0\2\x05\0", 6); /* NULL, not a Name */
+}
+static void ca_list_name_with_trailing_byte(struct flight *fl)
+{
+    certificate_request_with_cas(fl, (const uint8_t *)"\0\5\0\3\x30\0\0", 7);
+}
+static void ca_list_overlong(struct flight *fl)
+{
+    certificate_request_with_cas(fl, (const uint8_t *)"\0\x09\0\2\x30\0", 6);
+}
+static void ch_empty_ca_list(struct hello *h) { ext_add(&h->x, 47, "\0\0", 2); }
 /* RFC 8446 §4.3.2: the context is empty during the handshake. */
 static void certificate_request_with_context(struct flight *fl)
 {
@@ -863,6 +896,28 @@ static void cfg_client_wants_ocsp(struct fixture *f)
 {
     assert_int_equal(SSL_set_tlsext_status_type(f->p.client.ssl, TLSEXT_STATUSTYPE_ocsp), 1);
 }
+
+/* A second slot (Ed25519) beside the default ECDSA P-256 one. */
+static void cfg_server_ecdsa_and_ed25519(struct fixture *f)
+{
+    assert_int_equal(SSL_use_certificate_file(f->p.server.ssl, mock_cert_path("ed25519.pem"),
+                                              SSL_FILETYPE_PEM),
+                     1);
+    assert_int_equal(SSL_use_PrivateKey_file(f->p.server.ssl, mock_cert_path("ed25519.key"),
+                                             SSL_FILETYPE_PEM),
+                     1);
+}
+static int cert_cb_fails(SSL *s, void *arg) { return 0; }
+static void cfg_server_cert_cb_fails(struct fixture *f)
+{
+    SSL_set_cert_cb(f->p.server.ssl, cert_cb_fails, NULL);
+}
+static void cfg_client_cert_cb_fails(struct fixture *f)
+{
+    SSL_set_verify(f->p.server.ssl, SSL_VERIFY_PEER, NULL);
+    SSL_set_cert_cb(f->p.client.ssl, cert_cb_fails, NULL);
+}
+static void cfg_server_without_certificate(struct fixture *f) { SSL_certs_clear(f->p.server.ssl); }
 
 static void cfg_hrr(struct fixture *f)
 {
@@ -1150,6 +1205,19 @@ static const struct neg_case cases[] = {
     {ROW("client_hello_with_only_sha1_signatures_is_handshake_failure", CRAFT),
      .hello_fn = ch_only_sha1_sigalgs, SERVER,
      EXPECT(SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_SUITABLE_SIGNATURE_ALGORITHM)},
+    /* RFC 8446 §4.4.2.2: no slot (ECDSA, Ed25519) has a key the client's schemes fit */
+    {ROW("client_hello_whose_schemes_fit_no_certificate_is_handshake_failure", CRAFT),
+     .config = cfg_server_ecdsa_and_ed25519, .hello_fn = ch_only_rsa_pss_sigalgs, SERVER,
+     EXPECT(SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_SUITABLE_SIGNATURE_ALGORITHM)},
+    /* SSL_CTX_set_cert_cb(3): a callback returning 0 fails the handshake */
+    {ROW("server_cert_cb_failure_is_internal_error", CRAFT), .config = cfg_server_cert_cb_fails,
+     SERVER, EXPECT(SSL_AD_INTERNAL_ERROR, SSL_R_CERT_CB_ERROR)},
+    {ROW("client_cert_cb_failure_is_internal_error", PUMP), .config = cfg_client_cert_cb_fails,
+     EXPECT(SSL_AD_INTERNAL_ERROR, SSL_R_CALLBACK_FAILED)},
+    /* RFC 8446 §4.4.2: a server must send a certificate; with none set it cannot */
+    {ROW("server_without_certificate_is_handshake_failure", CRAFT),
+     .config = cfg_server_without_certificate, SERVER,
+     EXPECT(SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_CERTIFICATE_SET)},
     /* RFC 9001 §8.1: ALPN is mandatory in QUIC */
     {ROW("client_hello_without_alpn_is_no_application_protocol", CRAFT), .hello_fn = ch_no_alpn,
      SERVER, EXPECT(SSL_AD_NO_APPLICATION_PROTOCOL, SSL_R_NO_APPLICATION_PROTOCOL)},
@@ -1435,6 +1503,20 @@ static const struct neg_case cases[] = {
     {ROW("certificate_request_without_signature_algorithms_is_missing_extension", PUMP),
      FLIGHT(1, certificate_request_without_sigalgs),
      EXPECT(SSL_AD_MISSING_EXTENSION, SSL_R_MISSING_SIGALGS_EXTENSION)},
+    /* RFC 8446 §4.2.4: DistinguishedName authorities<3..2^16-1>, each name <1..2^16-1> DER */
+    {ROW("certificate_request_with_empty_ca_list_is_decode_error", PUMP),
+     FLIGHT(1, ca_list_empty), EXPECT(SSL_AD_DECODE_ERROR, SSL_R_BAD_LENGTH)},
+    {ROW("certificate_request_with_empty_ca_name_is_decode_error", PUMP),
+     FLIGHT(1, ca_list_empty_name), EXPECT(SSL_AD_DECODE_ERROR, SSL_R_BAD_LENGTH)},
+    {ROW("certificate_request_with_bad_ca_name_der_is_decode_error", PUMP),
+     FLIGHT(1, ca_list_bad_der), EXPECT(SSL_AD_DECODE_ERROR, ERR_R_ASN1_LIB)},
+    {ROW("certificate_request_with_bytes_after_ca_name_is_decode_error", PUMP),
+     FLIGHT(1, ca_list_name_with_trailing_byte),
+     EXPECT(SSL_AD_DECODE_ERROR, SSL_R_CA_DN_LENGTH_MISMATCH)},
+    {ROW("certificate_request_with_overlong_ca_list_is_decode_error", PUMP),
+     FLIGHT(1, ca_list_overlong), EXPECT(SSL_AD_DECODE_ERROR, SSL_R_LENGTH_MISMATCH)},
+    {ROW("client_hello_with_empty_ca_list_is_decode_error", CRAFT), .hello_fn = ch_empty_ca_list,
+     SERVER, EXPECT(SSL_AD_DECODE_ERROR, SSL_R_BAD_LENGTH)},
     /* RFC 8446 §4.3.2: certificate_request_context SHALL be empty in the handshake */
     {ROW("certificate_request_with_context_during_handshake_is_decode_error", PUMP),
      FLIGHT(1, certificate_request_with_context), EXPECT(SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR)},
