@@ -43,52 +43,20 @@ if [ -x "$RUNNER" ] && [ -z "${BOGO_REFRESH:-}" ] &&
 fi
 
 # --- the source package, through a private apt configuration ---------------
-# The mirror: the URI this machine already uses for bookworm main (deb822
-# .sources or one-line sources.list), so no host is hard-wired here.
-mirror_uri() {
-    local f
-    for f in /etc/apt/sources.list.d/*.sources; do
-        [ -f "$f" ] || continue
-        awk 'BEGIN{RS=""; FS="\n"}
-             { uris=""; suites=""; comps="";
-               for (i=1;i<=NF;i++) {
-                 if ($i ~ /^URIs:/)       { uris=$i;   sub(/^URIs:[ \t]*/,"",uris) }
-                 if ($i ~ /^Suites:/)     { suites=" " $i " "; sub(/^ Suites:/,"",suites) }
-                 if ($i ~ /^Components:/) { comps=" " $i " " }
-               }
-               if (suites ~ /[ \t]bookworm[ \t]/ && comps ~ /[ \t]main[ \t]/) { split(uris,u," "); print u[1]; exit } }' "$f"
-    done
-    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-        [ -f "$f" ] || continue
-        awk '$1=="deb" { i=2; if ($2 ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
-                         if ($(i+1)=="bookworm") { for (j=i+2;j<=NF;j++) if ($j=="main") { print $i; exit } } }' "$f"
-    done
-}
-URI=${BOGO_DEBIAN_MIRROR:-$(mirror_uri | head -n1)}
-[ -n "$URI" ] || { log "no bookworm main entry in /etc/apt sources; set BOGO_DEBIAN_MIRROR"; exit 1; }
-
-APT=$OUT/apt
-mkdir -p "$APT/lists/partial" "$APT/cache/archives/partial" "$APT/sources.list.d" "$APT/preferences.d"
-KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
-if [ -f "$KEYRING" ]; then
-    echo "deb-src [signed-by=$KEYRING] $URI bookworm main" > "$APT/sources.list"
-else
-    echo "deb-src $URI bookworm main" > "$APT/sources.list"
-fi
-APTOPTS=(-o "Dir::Etc::sourcelist=$APT/sources.list"
-         -o "Dir::Etc::sourceparts=$APT/sources.list.d"
-         -o "Dir::Etc::preferencesparts=$APT/preferences.d"
-         -o "Dir::State::Lists=$APT/lists"
-         -o "Dir::Cache=$APT/cache"
-         -o "APT::Sandbox::User=root")
-
+# (tests/lib/debsrc.sh: the mirror is the one this machine's apt uses.)
+. "$ROOT/tests/lib/debsrc.sh"
+[ -n "${BOGO_DEBIAN_MIRROR:-}" ] && export QTLS_DEBIAN_MIRROR=$BOGO_DEBIAN_MIRROR
+debsrc_init "$OUT/apt" "$OUT/apt.log"
 SRC=$OUT/src
 rm -rf "$SRC"
 mkdir -p "$SRC"
-log "apt-get update (private lists in $APT)"
-apt-get "${APTOPTS[@]}" update -qq >&2
-log "apt-get source $PKG"
-(cd "$SRC" && apt-get "${APTOPTS[@]}" source --download-only -qq "$PKG" >&2)
+log "apt-get source $PKG (private lists in $OUT/apt)"
+if ! debsrc_update ||
+    ! (cd "$SRC" && apt-get "${DEBSRC_APT[@]}" source --download-only -qq "$PKG" >>"$OUT/apt.log" 2>&1); then
+    log "apt-get failed:"
+    tail -n 20 "$OUT/apt.log" >&2
+    exit 1
+fi
 ORIG=$(ls "$SRC"/${PKG}_*.orig.tar.* 2>/dev/null | head -n1)
 [ -n "$ORIG" ] || { log "no orig tarball downloaded"; exit 1; }
 log "unpacking $(basename "$ORIG")"

@@ -60,36 +60,11 @@ fi
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
 
-npass=0 nfail=0 nskip=0
-pass() { npass=$((npass + 1)); echo "PASS $1"; }
-skip() { nskip=$((nskip + 1)); echo "SKIP $1: $2"; }
-fail() { nfail=$((nfail + 1)); echo "FAIL $1: $2"; }
+. "$ROOT/tests/lib/results.sh"
 case_wanted() {
     [ -z "${QTLS_NGTCP2_CASES:-}" ] && return 0
     case " $QTLS_NGTCP2_CASES " in *" $1 "*) return 0 ;; esac
     return 1
-}
-
-finish() {
-    echo "logs: $LOGS"
-    echo "$npass passed, $nfail failed, $nskip skipped"
-    [ "$nfail" -eq 0 ] && [ "$npass" -gt 0 ]
-    exit $?
-}
-# A step that stops the run: say why, show the end of its log, count it.
-die() {
-    fail "$1" "$2"
-    if [ -n "${3:-}" ] && [ -f "$3" ]; then
-        if grep -qE ': error: |undefined reference' "$3"; then
-            echo "---- errors in $3"
-            grep -E ': error: |undefined reference' "$3" | head -n 40
-        else
-            echo "---- last lines of $3"
-            tail -n 40 "$3"
-        fi
-        echo "----"
-    fi
-    finish
 }
 
 # ---------------------------------------------------------------- packages
@@ -100,82 +75,22 @@ die() {
 
 # ---------------------------------------------------------------- source
 
-# The Debian mirror the machine's apt already uses for bookworm.
-find_mirror() {
-    local f
-    for f in /etc/apt/sources.list.d/*.sources; do
-        [ -r "$f" ] || continue
-        awk 'BEGIN { RS = ""; FS = "\n" }
-        {
-            t = ""; u = ""; s = ""; e = "";
-            for (i = 1; i <= NF; i++) {
-                if ($i ~ /^[ \t]*#/) continue;
-                if ($i ~ /^Types:/) t = $i;
-                else if ($i ~ /^URIs:/) u = $i;
-                else if ($i ~ /^Suites:/) s = $i;
-                else if ($i ~ /^Enabled:/) e = $i;
-            }
-            if (t ~ /[ \t]deb([ \t]|$)/ && s ~ /[ \t]bookworm([ \t]|$)/ && e !~ /no/) {
-                sub(/^URIs:[ \t]*/, "", u); split(u, a, /[ \t]+/); print a[1]; exit
-            }
-        }' "$f"
-    done
-    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-        [ -r "$f" ] || continue
-        awk '$1 == "deb" {
-            i = 2
-            if ($2 ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ }
-            if ($(i + 1) == "bookworm") { print $i; exit }
-        }' "$f"
-    done
-}
-
-APT_OPTS=(-o "Dir::Etc::SourceList=$APTDIR/sources.list"
-          -o Dir::Etc::SourceParts=/dev/null
-          -o "Dir::State::Lists=$APTDIR/lists"
-          -o "Dir::Cache=$APTDIR/cache"
-          -o APT::Sandbox::User=root)
-
-apt_private_update() {
-    [ -f "$APTDIR/updated" ] && return 0
-    local mirror=${QTLS_DEBIAN_MIRROR:-$(find_mirror | head -n 1)}
-    if [ -z "$mirror" ]; then
-        echo "no bookworm mirror found in /etc/apt; set QTLS_DEBIAN_MIRROR" >"$LOGS/apt.log"
-        return 1
-    fi
-    local opt=""
-    [ -r /usr/share/keyrings/debian-archive-keyring.gpg ] &&
-        opt="[signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
-    mkdir -p "$APTDIR/lists/partial" "$APTDIR/cache/archives/partial"
-    printf 'deb-src %s%s bookworm main\ndeb %s%s bookworm main\n' \
-        "$opt" "$mirror" "$opt" "$mirror" >"$APTDIR/sources.list"
-    apt-get "${APT_OPTS[@]}" update >"$LOGS/apt.log" 2>&1 && touch "$APTDIR/updated"
-}
-
-if [ ! -f "$SRC/.qtls-unpacked" ]; then
-    mkdir -p "$W/src"
-    if ! ls "$W"/src/ngtcp2_"$UPSTREAM"*.dsc >/dev/null 2>&1; then
-        apt_private_update || die source "apt-get update (private lists) failed" "$LOGS/apt.log"
-        (cd "$W/src" && apt-get "${APT_OPTS[@]}" source --download-only ngtcp2) \
-            >>"$LOGS/apt.log" 2>&1 ||
-            die source "apt-get source ngtcp2 failed" "$LOGS/apt.log"
-    fi
-    dsc=$(ls "$W"/src/ngtcp2_"$UPSTREAM"*.dsc 2>/dev/null | head -n 1)
-    [ -n "$dsc" ] || die source "bookworm's ngtcp2 is not $UPSTREAM: $(ls "$W/src")"
-    rm -rf "$SRC"
-    dpkg-source -x "$dsc" "$SRC" >"$LOGS/unpack.log" 2>&1 ||
-        die source "dpkg-source -x $dsc failed" "$LOGS/unpack.log"
-    touch "$SRC/.qtls-unpacked"
-fi
+# Debian's source package, through a private apt configuration (tests/lib/debsrc.sh).
+. "$ROOT/tests/lib/debsrc.sh"
+debsrc_init "$APTDIR" "$LOGS/apt.log"
+debsrc_source ngtcp2 "$SRC" || die source "apt-get source ngtcp2 / dpkg-source -x failed" "$LOGS/apt.log"
+ver=$(dpkg-parsechangelog -l "$SRC/debian/changelog" -S Version 2>/dev/null)
+case $ver in
+"$UPSTREAM"[-+]*) ;;
+*) die source "bookworm's ngtcp2 is $ver, not $UPSTREAM" ;;
+esac
 
 # Debian's GnuTLS builds of the same examples, unpacked (never installed:
 # ngtcp2-server's postinst would enable a service).
 have_gnutls=0
 if [ ! -x "$GROOT/usr/bin/gtlsclient" ] || [ ! -x "$GROOT/usr/sbin/gtlsserver" ]; then
-    mkdir -p "$W/debs"
-    if apt_private_update &&
-        (cd "$W/debs" && apt-get "${APT_OPTS[@]}" download ngtcp2-client ngtcp2-server \
-            libngtcp2-9 libngtcp2-crypto-gnutls2) >>"$LOGS/apt.log" 2>&1; then
+    if debsrc_download "$W/debs" ngtcp2-client ngtcp2-server libngtcp2-9 \
+        libngtcp2-crypto-gnutls2; then
         rm -rf "$GROOT"
         for deb in "$W"/debs/*.deb; do dpkg -x "$deb" "$GROOT" || break; done
     fi
