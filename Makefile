@@ -43,10 +43,12 @@ $(BUILD)/qtls.pc: qtls.pc.in | $(BUILD)/obj
 	sed -e 's|@PREFIX@|$(PREFIX)|' $< > $@
 
 $(BUILD)/tests/%: tests/%.c $(TEST_HELPERS) $(wildcard tests/helpers/*.h) $(BUILD)/libqtls.a | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) -Itests/helpers $(CFLAGS_ALL) -o $@ $< $(TEST_HELPERS) \
+	$(CC) $(TEST_CPPFLAGS_$*) $(CPPFLAGS) -Itests/helpers $(CFLAGS_ALL) -o $@ $< $(TEST_HELPERS) \
 	    $(BUILD)/libqtls.a $(LIBCRYPTO) -lcmocka $(TEST_LIBS_$*)
 
 TEST_LIBS_test_gnutls = -lgnutls
+# test_macros compiles as a consumer does: the compat directory first on the include path.
+TEST_CPPFLAGS_test_macros = -Iinclude/compat
 
 # ngtcp2 crypto backend (src/ngtcp2/, include/qtls/ngtcp2_crypto_qtls.h): libqtls_ngtcp2, a
 # library of its own beside libqtls. It implements ngtcp2_crypto.h (shipped by
@@ -193,7 +195,7 @@ install: all
 	install -m 755 $(BUILD)/libqtls.so $(DESTDIR)$(PREFIX)/lib/libqtls.so.0
 	ln -sf libqtls.so.0 $(DESTDIR)$(PREFIX)/lib/libqtls.so
 	install -m 644 include/qtls/quic.h include/qtls/quic_crypto.h $(DESTDIR)$(PREFIX)/include/qtls/
-	install -m 644 include/compat/openssl/ssl.h $(DESTDIR)$(PREFIX)/include/qtls/compat/openssl/
+	install -m 644 include/compat/openssl/ssl.h include/compat/openssl/quic.h $(DESTDIR)$(PREFIX)/include/qtls/compat/openssl/
 	sed -e 's|@PREFIX@|$(PREFIX)|' qtls.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/qtls.pc
 ifeq ($(HAVE_NGTCP2),1)
 	install -m 644 $(BUILD)/libqtls_ngtcp2.a $(DESTDIR)$(PREFIX)/lib/

@@ -241,7 +241,8 @@ static enum hs_wait do_read_certificate_request(SSL *c)
     uint16_t id;
     hs->n_peer_sigschemes = 0;
     while (rd_u16(&list, &id))
-        if (hs->n_peer_sigschemes < sizeof(hs->peer_sigschemes) / sizeof(uint16_t))
+        if (hs->n_peer_sigschemes < sizeof(hs->peer_sigschemes) / sizeof(uint16_t) &&
+            sigalgs_we_sign_with(c, id)) /* the shared list (sigalgs.c) */
             hs->peer_sigschemes[hs->n_peer_sigschemes++] = id;
     wr_bytes(&hs->cert_request_context, context.p, context.n);
     if (!wr_ok(&hs->cert_request_context))

@@ -262,10 +262,10 @@ long SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)
         return (long)ctx->max_cert_list;
     case SSL_CTRL_SET_READ_AHEAD:
     case SSL_CTRL_GET_READ_AHEAD:
-        /* Deliberate no-op: without a record layer there is nothing to read ahead. */
+        /* Meaningless without a record layer: never on (README "Known limits"). */
         return 0;
     case SSL_CTRL_SET_MSG_CALLBACK_ARG:
-        /* Deliberate no-op: qtls has no message callback that would receive the argument. */
+        ctx->msg_callback_arg = parg; /* callbacks.c */
         return 1;
     case SSL_CTRL_SET_TLSEXT_SERVERNAME_ARG:
         ctx->servername_arg = parg;
@@ -285,8 +285,9 @@ long SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)
         return 1;
     case SSL_CTRL_SET_SIGALGS_LIST:
     case SSL_CTRL_SET_CLIENT_SIGALGS_LIST:
-        /* Deliberate no-op: qtls always offers its fixed TLS 1.3 scheme list (suites.c). */
-        return 1;
+    case SSL_CTRL_SET_SIGALGS:
+    case SSL_CTRL_SET_CLIENT_SIGALGS:
+        return sigalgs_ctrl(&ctx->sigalgs, &ctx->client_sigalgs, cmd, larg, parg);
     default:
         return ctx_ctrl_cert(ctx, cmd, larg, parg);
     }

@@ -172,6 +172,9 @@ static const ERR_STRING_DATA reasons[] = {
     R(QTLS_R_UNSUPPORTED_GROUP, "unsupported group"),
     R(QTLS_R_HANDSHAKE_FAILED_BEFORE, "handshake failed before"),
     R(QTLS_R_BAD_SESSION, "bad session encoding"),
+    R(QTLS_R_TLS_OVER_TCP_UNSUPPORTED, "TLS over TCP is not supported"),
+    R(QTLS_R_NOT_IMPLEMENTED, "not implemented"),
+    R(QTLS_R_POST_HANDSHAKE_AUTH_IN_QUIC, "post-handshake authentication is not allowed in quic"),
     {0, NULL},
 };
 

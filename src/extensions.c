@@ -135,10 +135,7 @@ void ext_write_client_hello_extensions(SSL *c, struct wr *w)
     ext_close(w, at);
 
     at = ext_open(w, EXT_SIGNATURE_ALGORITHMS, off);
-    inner = wr_open_vec(w, 2);
-    for (size_t i = 0; i < qtls_num_offered_sigschemes; i++)
-        wr_u16(w, qtls_offered_sigschemes[i]);
-    wr_close_vec(w, inner, 2);
+    sigalgs_write(c, w); /* sigalgs.c: the configured list or the default */
     ext_close(w, at);
 
     at = ext_open(w, EXT_ALPN, off);
@@ -289,7 +286,9 @@ static int server_take_sigalgs(SSL *c, const struct ext_set *e)
     hs->n_peer_sigschemes = 0;
     uint16_t id;
     while (rd_u16(&list, &id)) {
-        if (hs->n_peer_sigschemes < sizeof(hs->peer_sigschemes) / sizeof(hs->peer_sigschemes[0]))
+        /* Kept: the schemes both sides allow (OpenSSL's shared list; sigalgs.c). */
+        if (hs->n_peer_sigschemes < sizeof(hs->peer_sigschemes) / sizeof(hs->peer_sigschemes[0]) &&
+            sigalgs_we_sign_with(c, id))
             hs->peer_sigschemes[hs->n_peer_sigschemes++] = id;
     }
     return 1;
@@ -300,6 +299,7 @@ int ext_process_client_hello(SSL *c, const struct ext_set *e)
     if (ext_has(e, EXT_SERVER_NAME) && c->hostname == NULL &&
         !server_take_sni(c, e->body[EXT_SERVER_NAME]))
         return 0;
+    sigalgs_take_peer_groups(c, e);
     return run_servername_cb(c) && quic_take_peer_tp(c, e) && server_take_sigalgs(c, e) &&
            server_select_alpn(c, e) && ocsp_server_take_request(c, e);
 }

@@ -64,25 +64,41 @@ static int fail_handshake(SSL *c)
     return -1;
 }
 
+static int drive_handshake(SSL *s);
+
 int SSL_do_handshake(SSL *s)
 {
     s->want_read = 0;
     s->want_client_hello_cb = 0;
     s->want_x509_lookup = 0;
     if (s->quic_method == NULL) {
-        ERR_raise(ERR_LIB_SSL, QTLS_R_NO_QUIC_METHOD);
+        /* With BIOs set and no QUIC method the caller wants TLS over TCP (compat_tcp.c). */
+        ERR_raise(ERR_LIB_SSL, s->rbio != NULL || s->wbio != NULL
+                                   ? QTLS_R_TLS_OVER_TCP_UNSUPPORTED
+                                   : QTLS_R_NO_QUIC_METHOD);
         return -1;
     }
-    if (s->phase == PHASE_DONE)
-        return 1;
+    if (s->phase == PHASE_DONE) /* after the handshake: tickets SSL_new_session_ticket queued */
+        return cb_send_queued_tickets(s) ? 1 : -1;
     /* A stale error from the caller would turn want-read into SSL_ERROR_SSL (as in libssl). */
     ERR_clear_error();
     if (s->phase == PHASE_FAILED) {
         ERR_raise(ERR_LIB_SSL, QTLS_R_HANDSHAKE_FAILED_BEFORE);
         return -1;
     }
-    if (s->phase == PHASE_BEFORE && !hs_start(s))
-        return fail_handshake(s);
+    int ret = drive_handshake(s);
+    /* OpenSSL's state machine reports every exit, want-read included. */
+    cb_info(s, s->server ? SSL_CB_ACCEPT_EXIT : SSL_CB_CONNECT_EXIT, ret);
+    return ret;
+}
+
+static int drive_handshake(SSL *s)
+{
+    if (s->phase == PHASE_BEFORE) {
+        cb_info(s, SSL_CB_HANDSHAKE_START, 1);
+        if (!hs_start(s))
+            return fail_handshake(s);
+    }
     for (;;) {
         enum hs_wait w = s->server ? server_step(s) : client_step(s);
         switch (w) {
@@ -105,6 +121,7 @@ int SSL_do_handshake(SSL *s)
             s->phase = PHASE_DONE;
             s->read_level = s->write_level = ssl_encryption_application;
             hs_free(s);
+            cb_info(s, SSL_CB_HANDSHAKE_DONE, 1);
             return 1;
         case HS_ERROR:
         default:
@@ -271,6 +288,7 @@ int SSL_process_quic_post_handshake(SSL *ssl)
         }
         if (!post_handshake_message(ssl, type, body))
             break;
+        cb_handshake_message(ssl, 0, m.p, m.n);
         quic_consume_message(ssl, m.n);
     }
     if (ssl->alert != 0) {

@@ -41,6 +41,9 @@
 #define QTLS_R_UNSUPPORTED_GROUP 913
 #define QTLS_R_HANDSHAKE_FAILED_BEFORE 914
 #define QTLS_R_BAD_SESSION 920 /* d2i_SSL_SESSION / ticket plaintext that does not decode */
+#define QTLS_R_TLS_OVER_TCP_UNSUPPORTED 921 /* record-layer I/O: qtls is TLS for QUIC only */
+#define QTLS_R_NOT_IMPLEMENTED 922          /* a setting qtls does not implement (data names it) */
+#define QTLS_R_POST_HANDSHAKE_AUTH_IN_QUIC 923 /* RFC 9001 §4.4 */
 
 /* Registers the reason strings once (called from OPENSSL_init_ssl). */
 void err_load_strings(void);
@@ -109,6 +112,14 @@ const struct sigscheme *sigscheme_by_id(uint16_t id);
 /* The schemes a client offers, in preference order. */
 extern const uint16_t qtls_offered_sigschemes[];
 extern const size_t qtls_num_offered_sigschemes;
+
+/* sigalgs.c: a configured signature-algorithm list (SSL_CTX_set1_sigalgs_list); n == 0: default. */
+#define QTLS_MAX_SIGALGS 16
+struct sigalg_list {
+    uint16_t ids[QTLS_MAX_SIGALGS];
+    size_t n;
+};
+#define QTLS_MAX_PEER_GROUPS 32
 
 /* ------------------------------------------------------------------ */
 /* Crypto adapter (crypto.c): the only code that calls EVP for TLS.    */
@@ -327,6 +338,14 @@ struct ssl_ctx_st {
     SSL_SESSION *(*get_session_cb)(SSL *, const unsigned char *, int, int *);
     long session_cache_size;
     uint32_t recv_max_early_data; /* QUIC bounds 0-RTT by flow control, not by this */
+    SSL_async_callback_fn async_cb; /* compat_tcp.c: stored, never called (no async jobs) */
+    void *async_cb_arg;
+    /* callbacks.c: info and message callbacks, inherited by SSL_new */
+    void (*info_callback)(const SSL *, int, int);
+    void (*msg_callback)(int, int, int, const void *, size_t, SSL *, void *);
+    void *msg_callback_arg;
+    int post_handshake_auth; /* stored, no effect: RFC 9001 §4.4 */
+    struct sigalg_list sigalgs, client_sigalgs; /* sigalgs.c, copied by SSL_new */
 };
 
 /*
@@ -484,6 +503,32 @@ struct ssl_st {
     int alert_sent;
 
     struct hs *hs;
+
+    /* compat_tcp.c: BIOs held with OpenSSL's ownership rules, never used (QUIC has no record layer) */
+    BIO *rbio, *wbio;
+    SSL_async_callback_fn async_cb;
+    void *async_cb_arg;
+
+    /* callbacks.c: callbacks (the info callback falls back to the context's at call time, as
+       OpenSSL) and the handshake facts they and the getters report */
+    void (*info_callback)(const SSL *, int, int);
+    void (*msg_callback)(int, int, int, const void *, size_t, SSL *, void *);
+    void *msg_callback_arg;
+    int hand_state;            /* OSSL_HANDSHAKE_STATE of the last message sent or received */
+    uint8_t server_random[32]; /* of the ServerHello (never of a HelloRetryRequest) */
+    int have_server_random;
+    uint8_t finished[EVP_MAX_MD_SIZE], peer_finished[EVP_MAX_MD_SIZE];
+    size_t finished_len, peer_finished_len;
+    size_t extra_tickets;      /* server: SSL_new_session_ticket requests not yet sent */
+    uint64_t tickets_sent;     /* server: the nonce counter of this connection's tickets */
+    int tickets_allowed;       /* server: the client offered psk_dhe_ke (§4.2.9) */
+    int post_handshake_auth;   /* SSL_set_post_handshake_auth: stored, no effect in QUIC */
+
+    /* sigalgs.c */
+    struct sigalg_list sigalgs, client_sigalgs;
+    uint16_t peer_sigscheme, own_sigscheme; /* the CertificateVerify schemes, 0 if none */
+    uint16_t peer_groups[QTLS_MAX_PEER_GROUPS]; /* server: the client's supported_groups */
+    size_t n_peer_groups;
 };
 
 /* Handshake message types (RFC 8446 §4). */
@@ -782,6 +827,8 @@ QTLS_MUST_CHECK int psk_server_select(SSL *c, const struct ext_set *e, const str
 void psk_server_write_server_hello_extension(SSL *c, struct wr *w);
 /* Server: NewSessionTickets after the client Finished, at the application level. */
 QTLS_MUST_CHECK int psk_server_write_tickets(SSL *c);
+/* Server: n more tickets (SSL_new_session_ticket after the handshake, callbacks.c). */
+QTLS_MUST_CHECK int psk_server_write_n_tickets(SSL *c, size_t n);
 /* Client: one NewSessionTicket (post-handshake). */
 QTLS_MUST_CHECK int psk_client_process_ticket(SSL *c, struct rd body);
 
@@ -800,6 +847,39 @@ QTLS_MUST_CHECK int quic_take_peer_tp(SSL *c, const struct ext_set *e);
 /* ------------------------------------------------------------------ */
 /* API helpers (ssl.c, ctx.c)                                          */
 /* ------------------------------------------------------------------ */
+
+/*
+ * callbacks.c: the info and message callbacks and the handshake facts. cb_handshake_message is
+ * called for every whole handshake message sent (at msg_end) or received (when consumed); it
+ * records the state, the server random and the Finished bytes, then runs the callbacks.
+ */
+void cb_info(const SSL *c, int where, int ret);
+void cb_handshake_message(SSL *c, int sent, const uint8_t *msg, size_t len);
+void cb_alert_sent(SSL *c, uint8_t alert);
+/* Server: sends the tickets SSL_new_session_ticket queued after the handshake. */
+QTLS_MUST_CHECK int cb_send_queued_tickets(SSL *c);
+
+/* compat_tcp.c: frees the connection's BIOs (SSL_free). */
+void compat_free_bios(SSL *s);
+/* Raises QTLS_R_NOT_IMPLEMENTED naming the setting; returns 0. */
+int qtls_not_implemented(const char *setting);
+
+/*
+ * sigalgs.c: signature-algorithm lists (RFC 8446 §4.2.3) with OpenSSL's rules. The list we send
+ * (ClientHello, or CertificateRequest) is the one the peer's CertificateVerify must use.
+ */
+QTLS_MUST_CHECK int sigalgs_parse_list(struct sigalg_list *dst, const char *str);
+QTLS_MUST_CHECK int sigalgs_from_nids(struct sigalg_list *dst, const int *nids, long count);
+long sigalgs_ctrl(struct sigalg_list *sigalgs, struct sigalg_list *client_sigalgs, int cmd,
+                  long larg, void *parg);
+long sigalgs_get_ctrl(SSL *s, int cmd, long larg, void *parg, int *handled);
+void sigalgs_sent(const SSL *c, const uint16_t **ids, size_t *n);
+/* Writes the list we send as a SignatureSchemeList. */
+void sigalgs_write(const SSL *c, struct wr *w);
+/* Is this scheme acceptable in the peer's CertificateVerify / one we may sign with? */
+int sigalgs_we_accept(const SSL *c, uint16_t id);
+int sigalgs_we_sign_with(const SSL *c, uint16_t id);
+void sigalgs_take_peer_groups(SSL *c, const struct ext_set *e);
 
 /* Parses "A:B:C" into a suite list; 0 if nothing valid. */
 QTLS_MUST_CHECK int suites_parse_list(const char *str, const SSL_CIPHER **out, size_t *n);

@@ -29,8 +29,10 @@ int msg_end(SSL *c, size_t at)
     wr_close_vec(out, at + 1, 3);
     if (!wr_ok(out))
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
-    return transcript_add(&c->hs->transcript, out->buf + at, out->len - at) ||
-           qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    if (!transcript_add(&c->hs->transcript, out->buf + at, out->len - at))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    cb_handshake_message(c, 1, out->buf + at, out->len - at);
+    return 1;
 }
 
 int msg_flush_output(SSL *c)
@@ -64,6 +66,7 @@ int msg_consume(SSL *c, const struct rd *whole)
 {
     if (!transcript_add(&c->hs->transcript, whole->p, whole->n))
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    cb_handshake_message(c, 0, whole->p, whole->n);
     quic_consume_message(c, whole->n);
     return 1;
 }
@@ -231,6 +234,7 @@ int msg_write_certificate_verify(SSL *c, EVP_PKEY *key, uint16_t scheme)
     size_t tbs_len = signed_content(c, c->server, thash, tbs);
     size_t at = msg_begin(c, ssl_encryption_handshake, HT_CERTIFICATE_VERIFY);
     wr_u16(w, scheme);
+    c->own_sigscheme = scheme;
     size_t sig = wr_open_vec(w, 2);
     if (!crypto_sign(key, sigscheme_by_id(scheme), tbs, tbs_len, w))
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
@@ -238,14 +242,11 @@ int msg_write_certificate_verify(SSL *c, EVP_PKEY *key, uint16_t scheme)
     return msg_end(c, at);
 }
 
-/* Only schemes we offered, valid in TLS 1.3, for this key type and curve. */
-static int scheme_acceptable(uint16_t id, EVP_PKEY *key)
+/* Only schemes we offered (sigalgs.c), valid in TLS 1.3, for this key type and curve. */
+static int scheme_acceptable(SSL *c, uint16_t id, EVP_PKEY *key)
 {
     const struct sigscheme *s = sigscheme_by_id(id);
-    int offered = 0;
-    for (size_t i = 0; i < qtls_num_offered_sigschemes; i++)
-        offered |= qtls_offered_sigschemes[i] == id;
-    return offered && s != NULL && s->tls13_ok && crypto_key_matches_scheme(key, s);
+    return sigalgs_we_accept(c, id) && s != NULL && s->tls13_ok && crypto_key_matches_scheme(key, s);
 }
 
 int msg_check_certificate_verify(SSL *c, struct rd body, EVP_PKEY *key, const uint8_t *thash)
@@ -255,11 +256,12 @@ int msg_check_certificate_verify(SSL *c, struct rd body, EVP_PKEY *key, const ui
     uint8_t tbs[QTLS_TBS_MAX];
     if (!rd_u16(&body, &scheme) || !rd_vec16(&body, &sig) || !rd_empty(&body))
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-    if (!scheme_acceptable(scheme, key))
+    if (!scheme_acceptable(c, scheme, key))
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_SIGNATURE_TYPE);
     size_t tbs_len = signed_content(c, !c->server, thash, tbs);
     if (!crypto_verify(key, sigscheme_by_id(scheme), tbs, tbs_len, sig.p, sig.n))
         return qtls_fail(c, SSL_AD_DECRYPT_ERROR, SSL_R_BAD_SIGNATURE);
+    c->peer_sigscheme = scheme;
     return 1;
 }
 

@@ -284,6 +284,7 @@ void quic_send_pending_alert(SSL *c)
         return;
     c->alert_sent = 1;
     c->quic_method->send_alert(c, c->write_level, c->alert);
+    cb_alert_sent(c, c->alert);
 }
 
 /* ---- early data switches (used by the sessions milestone) ---- */
@@ -310,34 +311,4 @@ int SSL_set_quic_early_data_context(SSL *ssl, const uint8_t *context, size_t con
     ssl->early_data_context = copy;
     ssl->early_data_context_len = context_len;
     return 1;
-}
-
-/* ---- the stream API does not exist on a QUIC connection ---- */
-
-static int no_stream_io(void)
-{
-    ERR_raise(ERR_LIB_SSL, ERR_R_SHOULD_NOT_HAVE_BEEN_CALLED);
-    return -1;
-}
-
-int SSL_read(SSL *ssl, void *buf, int num) { return no_stream_io(); }
-int SSL_peek(SSL *ssl, void *buf, int num) { return no_stream_io(); }
-int SSL_write(SSL *ssl, const void *buf, int num) { return no_stream_io(); }
-
-int SSL_read_ex(SSL *ssl, void *buf, size_t num, size_t *readbytes)
-{
-    *readbytes = 0;
-    return no_stream_io() > 0;
-}
-
-int SSL_peek_ex(SSL *ssl, void *buf, size_t num, size_t *readbytes)
-{
-    *readbytes = 0;
-    return no_stream_io() > 0;
-}
-
-int SSL_write_ex(SSL *ssl, const void *buf, size_t num, size_t *written)
-{
-    *written = 0;
-    return no_stream_io() > 0;
 }

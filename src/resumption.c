@@ -568,13 +568,21 @@ static int write_ticket(SSL *c, uint64_t counter)
     return msg_end(c, at);
 }
 
-int psk_server_write_tickets(SSL *c)
+int psk_server_write_n_tickets(SSL *c, size_t n)
 {
     /* Tickets only for clients that can use them (§4.2.9), and only if not switched off. */
-    if (!c->hs->psk_dhe_ke || (c->options & SSL_OP_NO_TICKET))
+    if (!c->tickets_allowed || (c->options & SSL_OP_NO_TICKET))
         return 1;
-    for (size_t i = 0; i < c->num_tickets; i++)
-        if (!write_ticket(c, i))
+    for (size_t i = 0; i < n; i++)
+        if (!write_ticket(c, c->tickets_sent++)) /* the counter keeps nonces unique */
             return 0;
     return 1;
+}
+
+int psk_server_write_tickets(SSL *c)
+{
+    size_t n = c->num_tickets + c->extra_tickets; /* SSL_new_session_ticket adds one each */
+    c->extra_tickets = 0;
+    c->tickets_allowed = c->hs->psk_dhe_ke;
+    return psk_server_write_n_tickets(c, n);
 }

@@ -273,8 +273,13 @@ static enum hs_wait do_read_client_hello(SSL *c)
         return HS_ERROR;
     if (!hs->hrr_done)
         memcpy(c->client_random, ch.random.p, sizeof(c->client_random));
-    /* SNI, ALPN and the rest are decided once, on the ClientHello that gets a ServerHello. */
-    if ((!need_hrr && (!ext_process_client_hello(c, &ch.e) || !ca_list_take(c, &ch.e))) ||
+    /*
+     * SNI, ALPN, transport parameters, the CA list and the rest are decided once, on the first
+     * ClientHello, as quictls does: SSL_get0_alpn_selected already answers when the
+     * HelloRetryRequest is handed to add_handshake_data. The fingerprint check makes the second
+     * ClientHello's the same (§4.1.2).
+     */
+    if ((!hs->hrr_done && (!ext_process_client_hello(c, &ch.e) || !ca_list_take(c, &ch.e))) ||
         !transcript_set_hash(&hs->transcript, c->cipher->hash))
         return HS_ERROR;
     if (need_hrr) {
@@ -402,10 +407,7 @@ static enum hs_wait do_send_certificate_request(SSL *c)
     size_t exts = wr_open_vec(w, 2);
     wr_u16(w, ext_codepoint(EXT_SIGNATURE_ALGORITHMS));
     size_t body = wr_open_vec(w, 2);
-    size_t list = wr_open_vec(w, 2);
-    for (size_t i = 0; i < qtls_num_offered_sigschemes; i++)
-        wr_u16(w, qtls_offered_sigschemes[i]);
-    wr_close_vec(w, list, 2);
+    sigalgs_write(c, w); /* client_sigalgs, else sigalgs, else the default (sigalgs.c) */
     wr_close_vec(w, body, 2);
     ca_list_server_write(c, w);
     wr_close_vec(w, exts, 2);
@@ -480,8 +482,12 @@ static enum hs_wait do_read_client_finished(SSL *c)
         return w;
     if (!hs_derive_resumption_secret(c) || !psk_server_write_tickets(c))
         return HS_ERROR;
-    /* Every ticket of this connection is written: nothing needs the secret any more. */
-    secret_wipe(&c->resumption_secret);
+    /*
+     * SSL_new_session_ticket may ask for more tickets after the handshake (callbacks.c), so the
+     * secret stays until SSL_free wipes it, as in OpenSSL; unless no ticket can ever be sent.
+     */
+    if (!c->tickets_allowed || (c->options & SSL_OP_NO_TICKET))
+        secret_wipe(&c->resumption_secret);
     hs->state = SS_DONE;
     return HS_DONE;
 }

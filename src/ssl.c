@@ -36,6 +36,13 @@ static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
     c->status_type = ctx->status_type;
     c->passwd_cb = ctx->passwd_cb;
     c->passwd_arg = ctx->passwd_arg;
+    c->async_cb = ctx->async_cb;
+    c->async_cb_arg = ctx->async_cb_arg;
+    c->msg_callback = ctx->msg_callback;
+    c->msg_callback_arg = ctx->msg_callback_arg;
+    c->post_handshake_auth = ctx->post_handshake_auth;
+    c->sigalgs = ctx->sigalgs;
+    c->client_sigalgs = ctx->client_sigalgs;
     c->param = X509_VERIFY_PARAM_new();
     if (c->param == NULL || !X509_VERIFY_PARAM_inherit(c->param, ctx->param)) {
         ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
@@ -96,6 +103,7 @@ void SSL_free(SSL *s)
     CRYPTO_free_ex_data(CRYPTO_EX_INDEX_SSL, s, &s->ex_data);
     hs_free(s);
     quic_free_buffers(s);
+    compat_free_bios(s);
     SSL_SESSION_free(s->session);
     OPENSSL_clear_free(s->local_tp, s->local_tp_len);
     OPENSSL_clear_free(s->peer_tp, s->peer_tp_len);
@@ -637,8 +645,11 @@ long SSL_ctrl(SSL *s, int cmd, long larg, void *parg)
         /* The limit is the context's (quic.c reads it there); no per-connection value is kept. */
         return (long)s->ctx->max_cert_list;
     case SSL_CTRL_GET_TMP_KEY:
-        /* The ephemeral key is freed with the handshake state: there is none to return. */
-        return 0;
+        /* The ephemeral key is freed with the handshake state: qtls does not keep it. */
+        return qtls_not_implemented("SSL_get_tmp_key");
+    case SSL_CTRL_SET_MSG_CALLBACK_ARG:
+        s->msg_callback_arg = parg; /* callbacks.c */
+        return 1;
     case SSL_CTRL_SET_TLSEXT_STATUS_REQ_TYPE:
         return ocsp_set_status_type(&s->status_type, larg);
     case SSL_CTRL_GET_TLSEXT_STATUS_REQ_TYPE:
@@ -649,10 +660,14 @@ long SSL_ctrl(SSL *s, int cmd, long larg, void *parg)
         return ocsp_get_response(s, (const unsigned char **)parg);
     case SSL_CTRL_SET_SIGALGS_LIST:
     case SSL_CTRL_SET_CLIENT_SIGALGS_LIST:
-        /* Deliberate no-op: qtls always offers its fixed TLS 1.3 scheme list (suites.c). */
-        return 1;
-    default:
-        return ssl_ctrl_cert(s, cmd, larg, parg);
+    case SSL_CTRL_SET_SIGALGS:
+    case SSL_CTRL_SET_CLIENT_SIGALGS:
+        return sigalgs_ctrl(&s->sigalgs, &s->client_sigalgs, cmd, larg, parg);
+    default: {
+        int handled;
+        long r = sigalgs_get_ctrl(s, cmd, larg, parg, &handled);
+        return handled ? r : ssl_ctrl_cert(s, cmd, larg, parg);
+    }
     }
 }
 

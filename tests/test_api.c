@@ -197,9 +197,8 @@ static void mode_cache_mode_and_cert_list_return_openssl_values(void **state)
     /* set_max_cert_list returns the previous limit. */
     assert_int_equal(SSL_CTX_set_max_cert_list(ctx, 4096), 100 * 1024);
     assert_int_equal(SSL_CTX_get_max_cert_list(ctx), 4096);
-    /* Accepted ctrls that have nothing to do in QUIC still succeed as in OpenSSL. */
+    /* Read-ahead has nothing to do in QUIC (README "Known limits"): it returns the old value, 0. */
     assert_int_equal(SSL_CTX_set_read_ahead(ctx, 1), 0);
-    assert_int_equal(SSL_CTX_set1_sigalgs_list(ctx, "ECDSA+SHA256"), 1);
 
     SSL *s = SSL_new(ctx);
     assert_int_equal(SSL_get_mode(s), SSL_MODE_RELEASE_BUFFERS);

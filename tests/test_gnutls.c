@@ -1445,6 +1445,43 @@ static void server_picks_the_certificate_the_client_can_verify(void **state)
     check_connection(t, 0, EARLY_NONE);
 }
 
+/*
+ * Signature algorithms on the wire (sigalgs.c): a qtls client's list decides what the GnuTLS
+ * server signs with; a qtls server's list decides what it signs with for a GnuTLS client.
+ */
+static void sigalgs_list_decides_the_server_signature(void **state)
+{
+    struct interop *t = *state;
+    int nid = 0, want = t->c->qtls_is_server ? GNUTLS_SIGN_RSA_PSS_RSAE_SHA512
+                                             : GNUTLS_SIGN_RSA_PSS_RSAE_SHA384;
+    const char *list = t->c->qtls_is_server ? "RSA-PSS+SHA512" : "rsa_pss_rsae_sha384:ed25519";
+    if (t->why[0] == '\0' && SSL_set1_sigalgs_list(t->q.ssl, list) != 1)
+        fail_msg("SSL_set1_sigalgs_list");
+    if (!run(t))
+        fail_msg("%s", t->why);
+    assert_int_equal(gnutls_sign_algorithm_get(t->g.session), want);
+    if (t->c->qtls_is_server) {
+        assert_int_equal(SSL_get_signature_nid(t->q.ssl, &nid), 1);
+        assert_int_equal(nid, NID_sha512);
+    } else {
+        assert_int_equal(SSL_get_peer_signature_type_nid(t->q.ssl, &nid), 1);
+        assert_int_equal(nid, EVP_PKEY_RSA_PSS);
+        assert_int_equal(SSL_get_peer_signature_nid(t->q.ssl, &nid), 1);
+        assert_int_equal(nid, NID_sha384);
+    }
+}
+
+/* A qtls client offering nothing the GnuTLS server's key can sign: no handshake. */
+static void sigalgs_list_without_the_servers_scheme_fails(void **state)
+{
+    struct interop *t = *state;
+    if (t->why[0] == '\0' && SSL_set1_sigalgs_list(t->q.ssl, "ed25519:rsa_pss_rsae_sha256") != 1)
+        fail_msg("SSL_set1_sigalgs_list");
+    assert_false(run(t));
+    assert_false(SSL_is_init_finished(t->q.ssl));
+    ERR_clear_error();
+}
+
 /* --- the cases ------------------------------------------------------------ */
 
 static struct interop_case *add_case(int qtls_is_server, int suite, int group, const char *cert)
@@ -1697,6 +1734,17 @@ static void build_cases(struct CMUnitTest *tests)
         snprintf(c->name, sizeof(c->name), "%s_read_the_certificate_request_ca_list",
                  pair_name(dir));
     }
+
+    /* Signature-algorithm lists on the wire, both directions. */
+    for (int dir = 0; dir < 2; dir++) {
+        c = add_case(dir, 0, G_X25519, "rsa");
+        c->test = sigalgs_list_decides_the_server_signature;
+        snprintf(c->name, sizeof(c->name), "%s_sign_with_the_configured_sigalgs", pair_name(dir));
+    }
+    c = add_case(0, 0, G_X25519, "ecdsa256");
+    c->test = sigalgs_list_without_the_servers_scheme_fails;
+    snprintf(c->name, sizeof(c->name),
+             "qtls_client_sigalgs_without_the_gnutls_servers_scheme_fail_the_handshake");
 
     /* RFC 9001 §4.6.1 against GnuTLS's TLS default for max_early_data_size. */
     c = add_case(0, 0, G_X25519, "ecdsa256");

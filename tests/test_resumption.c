@@ -130,22 +130,27 @@ static void num_tickets_is_honoured(void **state)
 }
 
 /*
- * The server derives every ticket's PSK from resumption_master_secret and
- * sends all its tickets when the handshake ends; keeping the secret for the
- * connection's life would let a later memory disclosure derive those PSKs
- * (and so the 0-RTT keys of the resumptions). The client keeps it: tickets
- * may reach it at any time.
+ * The server derives every ticket's PSK from resumption_master_secret. SSL_new_session_ticket
+ * may ask for another ticket at any time after the handshake, so, as OpenSSL, the server keeps
+ * the secret until SSL_free wipes it; but not when no ticket can ever be sent (SSL_OP_NO_TICKET):
+ * then a later memory disclosure finds nothing. The client keeps it: tickets may reach it at any
+ * time.
  */
-static void server_wipes_the_resumption_secret_after_its_tickets(void **state)
+static void server_keeps_the_resumption_secret_only_while_tickets_may_follow(void **state)
 {
     struct fixture *f = *state;
     static const uint8_t zeros[sizeof(((SSL *)0)->resumption_secret.b)];
     first_handshake(f);
     assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
     assert_true(mock_handshake(&f->p, 0));
+    assert_int_equal(f->p.server.ssl->resumption_secret.len, 32);
+    assert_int_equal(f->p.client.ssl->resumption_secret.len, 32);
+    mock_pair_free(&f->p);
+    SSL_CTX_set_options(f->sctx, SSL_OP_NO_TICKET);
+    assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
+    assert_true(mock_handshake(&f->p, 0));
     assert_int_equal(f->p.server.ssl->resumption_secret.len, 0);
     assert_memory_equal(f->p.server.ssl->resumption_secret.b, zeros, sizeof(zeros));
-    assert_int_equal(f->p.client.ssl->resumption_secret.len, 32);
 }
 
 /* RFC 8446 §2.2: a resumed handshake has no certificate messages and both sides know it. */
@@ -645,7 +650,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(server_sends_two_tickets_and_client_delivers_each, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(num_tickets_is_honoured, setup, teardown),
-        cmocka_unit_test_setup_teardown(server_wipes_the_resumption_secret_after_its_tickets,
+        cmocka_unit_test_setup_teardown(server_keeps_the_resumption_secret_only_while_tickets_may_follow,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(resumed_handshake_skips_certificates, setup, teardown),
         cmocka_unit_test_setup_teardown(zero_rtt_is_accepted_with_equal_early_secrets, setup,

@@ -19,6 +19,13 @@ extern "C" {
 
 #define QTLS_VERSION_STRING "0.1.0"
 
+/* quictls defines these in <openssl/ssl.h> ("used by Chromium/QUIC"). */
+#define X25519_PRIVATE_KEY_LEN 32
+#define X25519_PUBLIC_VALUE_LEN 32
+
+/* OPENSSL_info(OPENSSL_INFO_QUIC) for quictls's 2000; other types go to libcrypto's OPENSSL_info. */
+const char *qtls_quic_openssl_info(int type);
+
 /* The transport-parameter extension codepoints (RFC 9001 §8.2, and draft-27). */
 #define TLSEXT_TYPE_quic_transport_parameters_draft 0xffa5
 #define TLSEXT_TYPE_quic_transport_parameters 0x0039

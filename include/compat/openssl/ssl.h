@@ -6,5 +6,6 @@
 #ifndef QTLS_COMPAT_OPENSSL_SSL_H
 #define QTLS_COMPAT_OPENSSL_SSL_H
 #include_next <openssl/ssl.h>
+#include <openssl/quic.h> /* OPENSSL_INFO_QUIC, as quictls's ssl.h includes it */
 #include <qtls/quic.h>
 #endif

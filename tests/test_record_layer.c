@@ -1,0 +1,292 @@
+/*
+ * The record-layer API (compat_tcp.c): BIOs held with OpenSSL's ownership rules and never used
+ * on a QUIC connection; stream I/O, early data, renegotiation, KeyUpdate and async answer as
+ * documented, with one clear error in the queue and no crash.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "internal.h"
+#include "mock_quic.h"
+
+/* Exactly one error on the queue, from ERR_LIB_SSL, with this reason; the queue is emptied. */
+static void assert_one_error(int reason)
+{
+    unsigned long e = ERR_get_error();
+    assert_int_equal(ERR_GET_LIB(e), ERR_LIB_SSL);
+    assert_int_equal(ERR_GET_REASON(e), reason);
+    assert_int_equal(ERR_get_error(), 0);
+}
+
+static SSL *plain_ssl(SSL_CTX **ctx)
+{
+    *ctx = SSL_CTX_new(TLS_client_method());
+    assert_non_null(*ctx);
+    SSL *s = SSL_new(*ctx);
+    assert_non_null(s);
+    return s;
+}
+
+static int fd_open(int fd) { return fcntl(fd, F_GETFD) != -1; }
+
+/* SSL_set_fd: one socket BIO for both directions, BIO_NOCLOSE: SSL_free leaves the fd open. */
+static void set_fd_makes_one_noclose_socket_bio(void **state)
+{
+    int sv[2];
+    SSL_CTX *ctx;
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    SSL *s = plain_ssl(&ctx);
+    assert_null(SSL_get_rbio(s));
+    assert_int_equal(SSL_get_fd(s), -1);
+    assert_int_equal(SSL_set_fd(s, sv[0]), 1);
+    assert_non_null(SSL_get_rbio(s));
+    assert_ptr_equal(SSL_get_rbio(s), SSL_get_wbio(s));
+    assert_int_equal(BIO_method_type(SSL_get_rbio(s)), BIO_TYPE_SOCKET);
+    assert_int_equal(SSL_get_fd(s), sv[0]);
+    assert_int_equal(SSL_get_rfd(s), sv[0]);
+    assert_int_equal(SSL_get_wfd(s), sv[0]);
+    /* a second SSL_set_fd replaces both (the old BIO is freed: LeakSanitizer checks) */
+    assert_int_equal(SSL_set_fd(s, sv[1]), 1);
+    assert_int_equal(SSL_get_fd(s), sv[1]);
+    SSL_free(s);
+    assert_true(fd_open(sv[0]));
+    assert_true(fd_open(sv[1]));
+    close(sv[0]);
+    close(sv[1]);
+    SSL_CTX_free(ctx);
+}
+
+/* SSL_set_rfd / SSL_set_wfd share the other direction's BIO when it is on the same fd. */
+static void set_rfd_wfd_share_a_bio_on_the_same_fd(void **state)
+{
+    int sv[2];
+    SSL_CTX *ctx;
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    SSL *s = plain_ssl(&ctx);
+    assert_int_equal(SSL_set_rfd(s, sv[0]), 1);
+    assert_null(SSL_get_wbio(s));
+    assert_int_equal(SSL_set_wfd(s, sv[0]), 1);
+    assert_ptr_equal(SSL_get_rbio(s), SSL_get_wbio(s));
+    assert_int_equal(SSL_set_wfd(s, sv[1]), 1);
+    assert_ptr_not_equal(SSL_get_rbio(s), SSL_get_wbio(s));
+    assert_int_equal(SSL_get_rfd(s), sv[0]);
+    assert_int_equal(SSL_get_wfd(s), sv[1]);
+    assert_int_equal(SSL_set_rfd(s, sv[1]), 1);
+    assert_ptr_equal(SSL_get_rbio(s), SSL_get_wbio(s));
+    SSL_free(s);
+    assert_true(fd_open(sv[0]));
+    close(sv[0]);
+    close(sv[1]);
+    SSL_CTX_free(ctx);
+}
+
+/*
+ * SSL_set_bio(3)'s reference rules. The test keeps a reference of its own on each BIO and drops
+ * it after SSL_free: a reference too many leaks (LeakSanitizer), one too few is a use after free
+ * (AddressSanitizer).
+ */
+static void set_bio_follows_openssl_ownership(void **state)
+{
+    SSL_CTX *ctx;
+    SSL *s = plain_ssl(&ctx);
+    BIO *a = BIO_new(BIO_s_mem()), *b = BIO_new(BIO_s_mem()), *c = BIO_new(BIO_s_mem());
+    assert_true(a && b && c);
+    BIO_up_ref(a);
+    BIO_up_ref(b);
+    BIO_up_ref(c);
+    SSL_set_bio(s, a, a); /* one BIO both ways: two references taken, one of them extra */
+    assert_ptr_equal(SSL_get_rbio(s), a);
+    assert_ptr_equal(SSL_get_wbio(s), a);
+    SSL_set_bio(s, a, b); /* only the wbio changes: one reference adopted (b's) */
+    assert_ptr_equal(SSL_get_wbio(s), b);
+    SSL_set_bio(s, c, b); /* only the rbio changes, the two differed: c's reference adopted */
+    assert_ptr_equal(SSL_get_rbio(s), c);
+    assert_ptr_equal(SSL_get_wbio(s), b);
+    BIO_up_ref(b); /* set0 takes a reference of the caller's */
+    SSL_set0_rbio(s, b);
+    assert_ptr_equal(SSL_get_rbio(s), b);
+    SSL_set_bio(s, NULL, NULL);
+    assert_null(SSL_get_rbio(s));
+    assert_null(SSL_get_wbio(s));
+    SSL_free(s);
+    BIO_free(a);
+    BIO_free(b);
+    BIO_free(c);
+    SSL_CTX_free(ctx);
+}
+
+static void ssl_free_releases_the_bios(void **state)
+{
+    SSL_CTX *ctx;
+    SSL *s = plain_ssl(&ctx);
+    SSL_set0_rbio(s, BIO_new(BIO_s_mem()));
+    SSL_set0_wbio(s, BIO_new(BIO_s_mem()));
+    SSL_free(s); /* LeakSanitizer checks both are gone */
+    SSL_CTX_free(ctx);
+}
+
+/* Without a QUIC method, every record-layer call is TLS over TCP: one clear error each. */
+static void tls_over_tcp_fails_with_one_clear_error(void **state)
+{
+    SSL_CTX *ctx;
+    SSL *s = plain_ssl(&ctx);
+    char buf[4];
+    size_t n = 99;
+    ERR_clear_error();
+    assert_int_equal(SSL_read(s, buf, sizeof(buf)), -1);
+    assert_int_equal(SSL_get_error(s, -1), SSL_ERROR_SSL);
+    assert_one_error(QTLS_R_TLS_OVER_TCP_UNSUPPORTED);
+    assert_int_equal(SSL_peek(s, buf, sizeof(buf)), -1);
+    assert_one_error(QTLS_R_TLS_OVER_TCP_UNSUPPORTED);
+    assert_int_equal(SSL_write(s, "x", 1), -1);
+    assert_one_error(QTLS_R_TLS_OVER_TCP_UNSUPPORTED);
+    assert_int_equal(SSL_read_ex(s, buf, sizeof(buf), &n), 0);
+    assert_int_equal(n, 0);
+    assert_one_error(QTLS_R_TLS_OVER_TCP_UNSUPPORTED);
+    n = 99;
+    assert_int_equal(SSL_peek_ex(s, buf, sizeof(buf), &n), 0);
+    assert_int_equal(n, 0);
+    assert_one_error(QTLS_R_TLS_OVER_TCP_UNSUPPORTED);
+    n = 99;
+    assert_int_equal(SSL_write_ex(s, "x", 1, &n), 0);
+    assert_int_equal(n, 0);
+    assert_one_error(QTLS_R_TLS_OVER_TCP_UNSUPPORTED);
+    assert_int_equal(SSL_sendfile(s, 0, 0, 1, 0), -1);
+    assert_one_error(QTLS_R_TLS_OVER_TCP_UNSUPPORTED);
+    n = 99;
+    assert_int_equal(SSL_read_early_data(s, buf, sizeof(buf), &n), SSL_READ_EARLY_DATA_ERROR);
+    assert_int_equal(n, 0);
+    assert_one_error(QTLS_R_TLS_OVER_TCP_UNSUPPORTED);
+    assert_int_equal(SSL_write_early_data(s, "x", 1, &n), 0);
+    assert_one_error(QTLS_R_TLS_OVER_TCP_UNSUPPORTED);
+    SSL_free(s);
+    SSL_CTX_free(ctx);
+}
+
+/* A handshake over a socket without a QUIC method: TLS over TCP, refused without touching it. */
+static void handshake_over_a_socket_is_refused(void **state)
+{
+    int sv[2];
+    SSL_CTX *ctx;
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    SSL *s = plain_ssl(&ctx);
+    assert_int_equal(SSL_set_fd(s, sv[0]), 1);
+    ERR_clear_error();
+    assert_int_equal(SSL_connect(s), -1);
+    assert_one_error(QTLS_R_TLS_OVER_TCP_UNSUPPORTED);
+    char c;
+    assert_int_equal(recv(sv[1], &c, 1, MSG_DONTWAIT), -1); /* nothing was written */
+    assert_int_equal(errno, EAGAIN);
+    SSL_free(s);
+    close(sv[0]);
+    close(sv[1]);
+    SSL_CTX_free(ctx);
+}
+
+/* nginx calls SSL_set_fd on QUIC connections: the handshake runs and the socket stays untouched. */
+static void quic_connection_never_uses_its_fd(void **state)
+{
+    int sv[2], sv2[2];
+    struct mock_pair p;
+    SSL_CTX *cctx = mock_client_ctx(), *sctx = mock_server_ctx("ecdsa256");
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv2), 0);
+    assert_true(mock_pair_init(&p, cctx, sctx));
+    assert_int_equal(SSL_set_fd(p.client.ssl, sv[0]), 1);
+    assert_int_equal(SSL_set_fd(p.server.ssl, sv2[0]), 1);
+    assert_true(mock_handshake(&p, 0));
+    char c;
+    assert_int_equal(recv(sv[1], &c, 1, MSG_DONTWAIT), -1);
+    assert_int_equal(recv(sv2[1], &c, 1, MSG_DONTWAIT), -1);
+    /* stream I/O on a QUIC connection is a misuse, reported as such */
+    ERR_clear_error();
+    assert_int_equal(SSL_read(p.client.ssl, &c, 1), -1);
+    assert_one_error(ERR_GET_REASON(ERR_R_SHOULD_NOT_HAVE_BEEN_CALLED));
+    assert_int_equal(SSL_pending(p.client.ssl), 0);
+    assert_int_equal(SSL_has_pending(p.client.ssl), 0);
+    mock_pair_free(&p);
+    for (int i = 0; i < 2; i++) {
+        assert_true(fd_open(sv[i]) && fd_open(sv2[i]));
+        close(sv[i]);
+        close(sv2[i]);
+    }
+    SSL_CTX_free(cctx);
+    SSL_CTX_free(sctx);
+}
+
+/* TLS 1.3 has no renegotiation; QUIC forbids KeyUpdate messages (RFC 9001 §6). */
+static void renegotiation_and_key_update_are_refused(void **state)
+{
+    SSL_CTX *ctx;
+    SSL *s = plain_ssl(&ctx);
+    ERR_clear_error();
+    assert_int_equal(SSL_renegotiate(s), 0);
+    assert_one_error(SSL_R_WRONG_SSL_VERSION);
+    assert_int_equal(SSL_renegotiate_abbreviated(s), 0);
+    assert_one_error(SSL_R_WRONG_SSL_VERSION);
+    assert_int_equal(SSL_renegotiate_pending(s), 0);
+    assert_int_equal(SSL_key_update(s, SSL_KEY_UPDATE_REQUESTED), 0);
+    assert_one_error(QTLS_R_KEY_UPDATE_NOT_ALLOWED);
+    assert_int_equal(SSL_key_update(s, 7), 0);
+    assert_one_error(SSL_R_INVALID_KEY_UPDATE_TYPE);
+    assert_int_equal(SSL_get_key_update_type(s), SSL_KEY_UPDATE_NONE);
+    SSL_free(s);
+    SSL_CTX_free(ctx);
+}
+
+static int async_cb(SSL *s, void *arg) { return 1; }
+
+/* The answers OpenSSL gives a connection that never started an async job. */
+static void async_answers_no_job(void **state)
+{
+    SSL_CTX *ctx;
+    assert_non_null(ctx = SSL_CTX_new(TLS_server_method()));
+    assert_int_equal(SSL_CTX_set_async_callback(ctx, async_cb), 1);
+    assert_int_equal(SSL_CTX_set_async_callback_arg(ctx, ctx), 1);
+    SSL *s = SSL_new(ctx);
+    assert_ptr_equal(s->async_cb, async_cb); /* inherited, as OpenSSL */
+    assert_ptr_equal(s->async_cb_arg, ctx);
+    assert_int_equal(SSL_set_async_callback(s, NULL), 1);
+    assert_int_equal(SSL_set_async_callback_arg(s, NULL), 1);
+    assert_int_equal(SSL_waiting_for_async(s), 0);
+    size_t n = 5, m = 5;
+    assert_int_equal(SSL_get_all_async_fds(s, NULL, &n), 1);
+    assert_int_equal(n, 0);
+    n = 5;
+    assert_int_equal(SSL_get_changed_async_fds(s, NULL, &n, NULL, &m), 1);
+    assert_int_equal(n + m, 0);
+    int status = -7;
+    assert_int_equal(SSL_get_async_status(s, &status), 0);
+    assert_int_equal(status, -7);
+    assert_int_equal(ERR_peek_error(), 0);
+    SSL_free(s);
+    SSL_CTX_free(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(set_fd_makes_one_noclose_socket_bio),
+        cmocka_unit_test(set_rfd_wfd_share_a_bio_on_the_same_fd),
+        cmocka_unit_test(set_bio_follows_openssl_ownership),
+        cmocka_unit_test(ssl_free_releases_the_bios),
+        cmocka_unit_test(tls_over_tcp_fails_with_one_clear_error),
+        cmocka_unit_test(handshake_over_a_socket_is_refused),
+        cmocka_unit_test(quic_connection_never_uses_its_fd),
+        cmocka_unit_test(renegotiation_and_key_update_are_refused),
+        cmocka_unit_test(async_answers_no_job),
+    };
+    return cmocka_run_group_tests_name("record_layer", tests, NULL, NULL);
+}
