@@ -1,0 +1,263 @@
+#!/bin/bash
+# tests/curl/run.sh: curl 7.88.1, with HTTP/3 through qtls, in one binary
+# with GnuTLS for TLS over TCP.
+#
+# Proves that curl, a real consumer of the OpenSSL API, builds and runs with
+# qtls in place of libssl: Debian 12's curl source is configured MultiSSL
+# (--with-gnutls --with-openssl=COMPAT --with-ngtcp2 --with-nghttp3), where
+# COMPAT is an OpenSSL-style prefix whose libssl is libqtls
+# (make install-compat, or the same layout made here while the Makefile has
+# no such target). HTTP/3 goes through ngtcp2 0.12.1's own quictls crypto
+# backend (libngtcp2_crypto_openssl, built from Debian's ngtcp2 source
+# against COMPAT) and curl's vtls/openssl.c on qtls; HTTPS over TCP goes
+# through GnuTLS, the default backend (--with-default-ssl-backend=gnutls).
+#
+# curl 7.88.1 itself needs two changes for this combination, applied here
+# to the unpacked source at build time, never committed:
+#   configure: with OpenSSL and GnuTLS both enabled, it links ngtcp2's
+#     quictls *and* GnuTLS crypto libraries, which define the same
+#     ngtcp2_crypto_* functions; the GnuTLS one is skipped when the quictls
+#     one was found (curl picks OpenSSL for QUIC in that case anyway).
+#   lib/vquic/curl_ngtcp2.c: one "#ifdef USE_GNUTLS" picks GnuTLS's native
+#     handle where every other switch in the file prefers USE_OPENSSL; it
+#     does not compile when both are defined. Made "GnuTLS and not OpenSSL".
+#
+# Sources are Debian's source packages (tests/lib/debsrc.sh), cached with
+# every build output under build/curl/ (QTLS_CURL_DIR overrides); builds are
+# reused while their inputs are unchanged. Nothing here is committed.
+#
+# Checks (one PASS/FAIL/SKIP line each):
+#   linkage     curl and libcurl need libqtls, never libssl.so.3
+#   symbols     nothing curl, libcurl or libngtcp2_crypto_openssl leaves
+#               undefined is defined only by the system libssl (the list,
+#               with prototypes, is qtls's missing surface)
+#   bind-now    curl -V runs under LD_BIND_NOW=1 and shows HTTP3 and both
+#               TLS backends
+#   h3-qtls     curl --http3 fetches from examples/h3server (qtls), verifying
+#               against the test CA; bodies byte for byte
+#   h3-gtls     the same from Debian's gtlsserver (ngtcp2 on GnuTLS)
+#   h3-wrong-ca the wrong CA: curl exits 60 (peer certificate cannot be
+#               authenticated)
+#   tcp-gnutls  HTTPS over TCP from gnutls-serv, through GnuTLS, same binary
+#
+# Usage: tests/curl/run.sh
+#   QTLS_DEBIAN_MIRROR=URL  Debian mirror, if apt's can't be read
+#   JOBS=N                  parallel build jobs
+# Exit status: 0 when every check passed, 1 otherwise. The last line is
+# "N passed, N failed, N skipped". Logs: build/curl/logs/.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+W=${QTLS_CURL_DIR:-$ROOT/build/curl}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 4)}
+CURL_VER=7.88.1
+NGTCP2_VER=0.12.1
+CURL_SRC=$W/src/curl-$CURL_VER
+NG_SRC=$W/src/ngtcp2-$NGTCP2_VER
+QBUILD=$W/qtls-build
+QPREFIX=$W/qtls-prefix
+COMPAT=$W/compat
+NG_OBJ=$W/ngtcp2-obj
+NG_PREFIX=$W/ngtcp2-prefix
+CURL_OBJ=$W/curl-obj
+CURL_PREFIX=$W/curl-prefix
+LOGS=$W/logs
+APTDIR=$W/apt
+
+mkdir -p "$W" || exit 1
+exec 9>"$W/.lock"
+if ! flock -w 900 9; then
+    echo "curl: another run holds $W/.lock" >&2
+    exit 1
+fi
+rm -rf "$LOGS"
+mkdir -p "$LOGS"
+
+. "$ROOT/tests/lib/results.sh"
+
+# ---------------------------------------------------------------- packages
+
+"$ROOT/scripts/deps.sh" build interop h3 curl || { nfail=1; finish; }
+
+# ---------------------------------------------------------------- sources
+
+. "$ROOT/tests/lib/debsrc.sh"
+debsrc_init "$APTDIR" "$LOGS/apt.log"
+debsrc_source curl "$CURL_SRC" || die source "apt-get source curl failed" "$LOGS/apt.log"
+debsrc_source ngtcp2 "$NG_SRC" || die source "apt-get source ngtcp2 failed" "$LOGS/apt.log"
+for pv in "curl $CURL_SRC $CURL_VER" "ngtcp2 $NG_SRC $NGTCP2_VER"; do
+    set -- $pv
+    ver=$(dpkg-parsechangelog -l "$2/debian/changelog" -S Version 2>/dev/null)
+    case $ver in
+    "$3"[-+]*) ;;
+    *) die source "bookworm's $1 is $ver, not $3" ;;
+    esac
+done
+
+# ---------------------------------------------------------------- qtls
+
+# A stamp of everything qtls is made from: a change rebuilds what depends on it.
+qtls_stamp=$(cd "$ROOT" && cat Makefile src/libqtls.map include/compat/openssl/*.h \
+    include/qtls/*.h | sha1sum | cut -c1-12)
+
+make -C "$ROOT" -j"$JOBS" BUILD="$QBUILD" PREFIX="$QPREFIX" all >"$LOGS/qtls-build.log" 2>&1 ||
+    die qtls-build "make in $ROOT failed" "$LOGS/qtls-build.log"
+rm -f "$QBUILD/qtls.pc"
+make -C "$ROOT" BUILD="$QBUILD" PREFIX="$QPREFIX" install >>"$LOGS/qtls-build.log" 2>&1 ||
+    die qtls-build "make install PREFIX=$QPREFIX failed" "$LOGS/qtls-build.log"
+
+# The OpenSSL-style prefix: <openssl/ssl.h> is qtls's compat header (which
+# includes the system's), every other OpenSSL header is the system's;
+# libssl.so is libqtls, libcrypto.so the system's; openssl.pc, libssl.pc and
+# libcrypto.pc say so.
+make_compat_by_hand() {
+    local d=$1 libdir inc
+    libdir=$(pkg-config --variable=libdir libcrypto)
+    rm -rf "$d"
+    mkdir -p "$d/include/openssl" "$d/include/qtls" "$d/lib/pkgconfig" || return 1
+    cp "$ROOT"/include/compat/openssl/*.h "$d/include/openssl/" &&
+        cp "$ROOT"/include/qtls/*.h "$d/include/qtls/" &&
+        cp -P "$QPREFIX"/lib/libqtls.so* "$d/lib/" &&
+        ln -s libqtls.so.0 "$d/lib/libssl.so" &&
+        ln -s "$libdir/libcrypto.so" "$d/lib/libcrypto.so" || return 1
+    inc=$(pkg-config --variable=includedir libcrypto)
+    cat >"$d/lib/pkgconfig/libcrypto.pc" <<EOF
+prefix=$d
+libdir=\${prefix}/lib
+includedir=$inc
+
+Name: OpenSSL-libcrypto
+Description: OpenSSL cryptography library (the system's)
+Version: $(pkg-config --modversion libcrypto)
+Libs: -L\${libdir} -lcrypto
+Cflags: -I\${includedir}
+EOF
+    cat >"$d/lib/pkgconfig/libssl.pc" <<EOF
+prefix=$d
+libdir=\${prefix}/lib
+includedir=\${prefix}/include
+
+Name: OpenSSL-libssl
+Description: qtls in libssl's place (TLS 1.3 for QUIC)
+Version: $(pkg-config --modversion libcrypto)
+Requires.private: libcrypto
+Libs: -L\${libdir} -lssl
+Cflags: -I\${includedir}
+EOF
+    cat >"$d/lib/pkgconfig/openssl.pc" <<EOF
+prefix=$d
+
+Name: OpenSSL
+Description: qtls as libssl, the system's libcrypto
+Version: $(pkg-config --modversion libcrypto)
+Requires: libssl libcrypto
+EOF
+}
+
+if grep -q '^install-compat:' "$ROOT/Makefile"; then
+    compat_how="make install-compat"
+    rm -rf "$COMPAT"
+    make -C "$ROOT" BUILD="$QBUILD" PREFIX="$COMPAT" install-compat >"$LOGS/compat.log" 2>&1 ||
+        die compat "make install-compat PREFIX=$COMPAT failed" "$LOGS/compat.log"
+else
+    compat_how="made by hand (the Makefile has no install-compat yet)"
+    make_compat_by_hand "$COMPAT" >"$LOGS/compat.log" 2>&1 ||
+        die compat "could not lay out $COMPAT" "$LOGS/compat.log"
+fi
+COMPAT_PC=$COMPAT/lib/pkgconfig
+[ "$(readlink -f "$COMPAT/lib/libssl.so")" = "$(readlink -f "$COMPAT/lib/libqtls.so.0" 2>/dev/null ||
+    readlink -f "$QPREFIX/lib/libqtls.so.0")" ] ||
+    [ "$(readelf -d "$COMPAT/lib/libssl.so" 2>/dev/null | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')" = libqtls.so.0 ] ||
+    die compat "$COMPAT/lib/libssl.so is not libqtls"
+echo "compat prefix: $COMPAT ($compat_how)"
+RPATHS="-Wl,-rpath,$COMPAT/lib -Wl,-rpath,$NG_PREFIX/lib"
+
+# ---------------------------------------------------------------- ngtcp2
+
+# libngtcp2 and ngtcp2's quictls backend (libngtcp2_crypto_openssl), built
+# from the same 0.12.1 source into a private prefix with their .pc files.
+# Debian ships no quictls backend; building the core from the same source
+# keeps the two at one version.
+if [ ! -x "$NG_SRC/configure" ]; then
+    (cd "$NG_SRC" && autoreconf -i) >"$LOGS/ngtcp2-autoreconf.log" 2>&1 ||
+        die ngtcp2-autoreconf "autoreconf -i failed" "$LOGS/ngtcp2-autoreconf.log"
+fi
+ng_args=(--prefix="$NG_PREFIX" --enable-lib-only --with-openssl --without-gnutls
+         --without-boringssl --without-picotls --without-wolfssl --without-jemalloc
+         --enable-shared --disable-static
+         "PKG_CONFIG_PATH=$COMPAT_PC" "LDFLAGS=$RPATHS")
+ng_key="${ng_args[*]} qtls=$qtls_stamp"
+if [ ! -f "$NG_PREFIX/lib/pkgconfig/libngtcp2_crypto_openssl.pc" ] ||
+    [ "$(cat "$NG_OBJ/.qtls-config" 2>/dev/null)" != "$ng_key" ]; then
+    rm -rf "$NG_OBJ" "$NG_PREFIX"
+    mkdir -p "$NG_OBJ"
+    (cd "$NG_OBJ" && "$NG_SRC/configure" "${ng_args[@]}") >"$LOGS/ngtcp2-configure.log" 2>&1 ||
+        die ngtcp2-configure "configure failed" "$LOGS/ngtcp2-configure.log"
+    grep -q 'libngtcp2_crypto_openssl: *yes' "$LOGS/ngtcp2-configure.log" ||
+        die ngtcp2-configure "configure did not enable the quictls backend on $COMPAT" \
+            "$LOGS/ngtcp2-configure.log"
+    { make -C "$NG_OBJ/lib" -j"$JOBS" install && make -C "$NG_OBJ/crypto" -j"$JOBS" install; } \
+        >"$LOGS/ngtcp2-build.log" 2>&1 ||
+        die ngtcp2-build "building libngtcp2 and libngtcp2_crypto_openssl failed" \
+            "$LOGS/ngtcp2-build.log"
+    echo "$ng_key" >"$NG_OBJ/.qtls-config"
+fi
+NG_CRYPTO_SO=$(readlink -f "$NG_PREFIX/lib/libngtcp2_crypto_openssl.so")
+[ -f "$NG_CRYPTO_SO" ] || die ngtcp2-build "no libngtcp2_crypto_openssl.so in $NG_PREFIX/lib"
+pass "ngtcp2 $NGTCP2_VER quictls backend (libngtcp2_crypto_openssl) built on $COMPAT"
+
+# ---------------------------------------------------------------- curl
+
+# The two build fixes described at the top, once per unpacked source.
+if [ ! -f "$CURL_SRC/.qtls-patched" ]; then
+    sed -i 's/^if test "x\$NGTCP2_ENABLED" = "x1" -a "x\$GNUTLS_ENABLED" = "x1"; then$/if test "x$NGTCP2_ENABLED" = "x1" -a "x$GNUTLS_ENABLED" = "x1" -a "x$USE_NGTCP2_CRYPTO_OPENSSL" != "x1"; then/' \
+        "$CURL_SRC/configure" &&
+        grep -q 'GNUTLS_ENABLED" = "x1" -a "x$USE_NGTCP2_CRYPTO_OPENSSL" != "x1"' "$CURL_SRC/configure" ||
+        die curl-patch "configure: the ngtcp2_crypto_gnutls test was not where expected"
+    n=$(grep -c '^#ifdef USE_GNUTLS$' "$CURL_SRC/lib/vquic/curl_ngtcp2.c")
+    [ "$n" = 1 ] || die curl-patch "curl_ngtcp2.c: $n lines '#ifdef USE_GNUTLS', expected 1"
+    sed -i 's/^#ifdef USE_GNUTLS$/#if defined(USE_GNUTLS) \&\& !defined(USE_OPENSSL)/' \
+        "$CURL_SRC/lib/vquic/curl_ngtcp2.c" || die curl-patch "sed failed"
+    touch "$CURL_SRC/.qtls-patched"
+fi
+
+curl_args=(--prefix="$CURL_PREFIX" --disable-static --enable-shared
+           --with-gnutls --with-openssl="$COMPAT" --with-default-ssl-backend=gnutls
+           --with-ngtcp2="$NG_PREFIX" --with-nghttp3
+           --disable-manual --disable-ldap --disable-ldaps --disable-rtsp --disable-dict
+           --disable-telnet --disable-tftp --disable-pop3 --disable-imap --disable-smtp
+           --disable-gopher --disable-mqtt --disable-smb --without-libpsl --without-brotli
+           --without-zstd --without-libidn2 --without-librtmp --without-libssh2
+           --without-nghttp2 --without-libgsasl --without-ca-bundle --without-ca-path
+           "LDFLAGS=$RPATHS")
+curl_key="${curl_args[*]} qtls=$qtls_stamp ng=$(stat -c %Y "$NG_CRYPTO_SO")"
+if [ ! -x "$CURL_PREFIX/bin/curl" ] || [ "$(cat "$CURL_OBJ/.qtls-config" 2>/dev/null)" != "$curl_key" ]; then
+    rm -rf "$CURL_OBJ" "$CURL_PREFIX"
+    mkdir -p "$CURL_OBJ"
+    (cd "$CURL_OBJ" && "$CURL_SRC/configure" "${curl_args[@]}") >"$LOGS/curl-configure.log" 2>&1
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        echo "---- config.log, last failing test"
+        grep -B 30 'configure: error' "$CURL_OBJ/config.log" | tail -n 40
+        die curl-configure "configure failed" "$LOGS/curl-configure.log"
+    fi
+    for want in 'SSL: *enabled (.*OpenSSL.*)' 'SSL: *enabled (.*GnuTLS.*)' 'HTTP3: *enabled (ngtcp2'; do
+        grep -q "$want" "$LOGS/curl-configure.log" ||
+            die curl-configure "configure's summary lacks /$want/" "$LOGS/curl-configure.log"
+    done
+    grep -q 'USE_NGTCP2_CRYPTO_OPENSSL 1' "$CURL_OBJ/lib/curl_config.h" ||
+        die curl-configure "curl did not pick ngtcp2's quictls backend"
+    if ! { make -C "$CURL_OBJ/lib" -j"$JOBS" && make -C "$CURL_OBJ/src" -j"$JOBS"; } \
+        >"$LOGS/curl-build.log" 2>&1; then
+        die curl-build "make failed (lib/, src/)" "$LOGS/curl-build.log"
+    fi
+    { make -C "$CURL_OBJ/lib" install && make -C "$CURL_OBJ/src" install; } \
+        >"$LOGS/curl-install.log" 2>&1 ||
+        die curl-build "make install failed" "$LOGS/curl-install.log"
+    echo "$curl_key" >"$CURL_OBJ/.qtls-config"
+fi
+CURL=$CURL_PREFIX/bin/curl
+LIBCURL=$(readlink -f "$CURL_PREFIX/lib/libcurl.so")
+pass "curl $CURL_VER built MultiSSL (GnuTLS + OpenSSL API on qtls) with ngtcp2 $NGTCP2_VER"
+
+finish
