@@ -260,4 +260,248 @@ CURL=$CURL_PREFIX/bin/curl
 LIBCURL=$(readlink -f "$CURL_PREFIX/lib/libcurl.so")
 pass "curl $CURL_VER built MultiSSL (GnuTLS + OpenSSL API on qtls) with ngtcp2 $NGTCP2_VER"
 
+# ---------------------------------------------------------------- linkage
+
+# What each object needs, and what the loader gives the binary.
+needed_of() { readelf -d "$1" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | paste -sd' '; }
+why=""
+for f in "$CURL" "$LIBCURL" "$NG_CRYPTO_SO"; do
+    case " $(needed_of "$f") " in *" libssl.so"*) why="$why $(basename "$f") needs libssl;" ;; esac
+done
+case " $(needed_of "$LIBCURL") " in
+*" libqtls.so.0 "*) ;;
+*) why="$why libcurl does not need libqtls.so.0 (needs: $(needed_of "$LIBCURL"));" ;;
+esac
+case " $(needed_of "$NG_CRYPTO_SO") " in
+*" libqtls.so.0 "*) ;;
+*) why="$why libngtcp2_crypto_openssl does not need libqtls.so.0;" ;;
+esac
+loaded=$(ldd "$CURL" 2>&1)
+echo "$loaded" >"$LOGS/ldd.txt"
+echo "$loaded" | grep -q 'libssl\.so' && why="$why ldd curl loads $(echo "$loaded" | grep -m1 'libssl\.so' | tr -s ' \t' ' ');"
+echo "$loaded" | grep -q 'not found' && why="$why ldd curl: $(echo "$loaded" | grep 'not found' | tr -s ' \t\n' ' ');"
+echo "$loaded" | grep -q "libqtls\.so\.0 => $COMPAT/lib/\|libqtls\.so\.0 => $QPREFIX/lib/" ||
+    why="$why ldd curl does not load this build's libqtls;"
+if [ -z "$why" ]; then
+    pass "linkage (libcurl and libngtcp2_crypto_openssl need libqtls.so.0; nothing loads libssl.so.3)"
+else
+    fail linkage "$why"
+fi
+
+# ---------------------------------------------------------------- symbols
+
+# Every symbol curl, libcurl and the quictls backend leave undefined that the
+# system libssl defines must be defined by libqtls: those it does not are the
+# gaps in qtls's surface. (Symbol versions are set aside: only names count.)
+sys_libssl=$(ldconfig -p 2>/dev/null | awk '/libssl\.so\.3 .*x86-64/ { print $NF; exit }')
+[ -n "$sys_libssl" ] || sys_libssl=$(pkg-config --variable=libdir libcrypto)/libssl.so.3
+defs() { nm -D --defined-only "$1" 2>/dev/null | awk 'NF == 3 { sub(/@.*/, "", $3); print $3 }' | sort -u; }
+if [ ! -f "$sys_libssl" ]; then
+    fail symbols "the system libssl.so.3 is not found (libssl3 is part of libssl-dev's dependencies)"
+else
+    defs "$sys_libssl" >"$LOGS/libssl.defs"
+    defs "$(readlink -f "$COMPAT/lib/libssl.so")" >"$LOGS/qtls.defs"
+    for f in "$CURL" "$LIBCURL" "$NG_CRYPTO_SO"; do
+        nm -D -u "$f" | awk '{ sub(/@.*/, "", $2); print $2 }'
+    done | sort -u >"$LOGS/undefined.syms"
+    comm -12 "$LOGS/undefined.syms" "$LOGS/libssl.defs" >"$LOGS/libssl-used.syms"
+    comm -23 "$LOGS/libssl-used.syms" "$LOGS/qtls.defs" >"$LOGS/missing.syms"
+    nused=$(wc -l <"$LOGS/libssl-used.syms")
+    if [ ! -s "$LOGS/missing.syms" ]; then
+        pass "symbols (all $nused libssl symbols curl, libcurl and the quictls backend use are in libqtls)"
+    else
+        fail symbols "$(wc -l <"$LOGS/missing.syms") of the $nused libssl symbols used are not in libqtls: $(paste -sd' ' "$LOGS/missing.syms")"
+        while read -r sym; do
+            decl=$(grep -h -m1 -E "[ *]$sym\(" /usr/include/openssl/ssl.h 2>/dev/null | sed 's/^ *//')
+            printf '  %-40s %s\n' "$sym" "${decl:-(no plain prototype in openssl/ssl.h; see its macros)}"
+        done <"$LOGS/missing.syms"
+    fi
+fi
+
+# ---------------------------------------------------------------- curl -V
+
+# LD_BIND_NOW: every symbol of every object is resolved at start, so a gap
+# anywhere stops the program here rather than in the middle of a transfer;
+# LD_DEBUG=bindings shows where each libssl symbol came from.
+LD_BIND_NOW=1 LD_DEBUG=bindings LD_DEBUG_OUTPUT=$LOGS/bindings "$CURL" -V >"$LOGS/curl-V.txt" 2>&1
+rc=$?
+why=""
+[ $rc -eq 0 ] || why="$why curl -V exited $rc ($(head -c 300 "$LOGS/curl-V.txt"));"
+for want in 'HTTP3' 'MultiSSL' 'GnuTLS/' 'OpenSSL/' "ngtcp2/$NGTCP2_VER" 'nghttp3/'; do
+    grep -q "$want" "$LOGS/curl-V.txt" || why="$why curl -V lacks $want;"
+done
+# Where the loader bound libcurl's SSL_* references: libqtls and nothing else.
+cat "$LOGS"/bindings.* 2>/dev/null |
+    sed -n "s/.*binding file \([^ ]*\) \[0\] to \([^ ]*\) \[0\]: normal symbol \`\(SSL_[A-Za-z0-9_]*\)'.*/\1 \2 \3/p" \
+    >"$LOGS/ssl-bindings.txt"
+rm -f "$LOGS"/bindings.*
+nb=$(wc -l <"$LOGS/ssl-bindings.txt")
+[ "$nb" -gt 0 ] || why="$why LD_DEBUG=bindings showed no SSL_* binding;"
+bad=$(awk '$2 !~ /libqtls\.so\.0$/' "$LOGS/ssl-bindings.txt" | head -n 3 | tr '\n' ';')
+[ -z "$bad" ] || why="$why SSL_* bound outside libqtls: $bad"
+if [ -z "$why" ]; then
+    pass "bind-now (LD_BIND_NOW=1 curl -V: $(head -n 1 "$LOGS/curl-V.txt" | cut -d' ' -f4-); $nb SSL_* bindings, all to libqtls)"
+else
+    fail bind-now "$why"
+fi
+
+# ---------------------------------------------------------------- HTTP/3
+
+# Servers and certificates as make check's HTTP/3 tests have them (scripts/h3peers.sh):
+# examples/h3server from the qtls build above, Debian's gtlsserver unpacked.
+BUILD=$QBUILD
+WORK=$W/run
+QTLS_CERTS=$W/certs
+QTLS_GTLS_ROOT=$W/gtls-root
+rm -rf "$WORK"
+# shellcheck source=../../scripts/h3peers.sh
+. "$ROOT/scripts/h3peers.sh"
+trap 'h3_stop_server; stop_tcp_server' EXIT
+h3_setup >"$LOGS/h3-setup.log" 2>&1 || die h3-setup "scripts/h3peers.sh's h3_setup failed" "$LOGS/h3-setup.log"
+have_gtls=1
+h3_gtls_setup || have_gtls=0
+
+# curl_fetch NAME PORT ARGS...: index.html and big.bin from localhost:PORT
+# (resolved to 127.0.0.1, so SNI and the DNS name are checked) into $DL.
+# Sets CLOG, DL, CURL_RC, HTTP_VERSIONS.
+curl_fetch() {
+    local name=$1 p=$2
+    shift 2
+    CLOG=$LOGS/$name.curl.log
+    DL=$WORK/$name.download
+    rm -rf "$DL"
+    mkdir -p "$DL"
+    SSLKEYLOGFILE=$LOGS/$name.keylog LD_BIND_NOW=1 timeout -k 2 30 "$CURL" -v -sS \
+        --resolve "localhost:$p:127.0.0.1" --connect-timeout 10 -w '%{http_version} %{http_code}\n' \
+        "$@" -o "$DL/index.html" "https://localhost:$p/index.html" \
+        -o "$DL/big.bin" "https://localhost:$p/big.bin" >"$LOGS/$name.curl.out" 2>"$CLOG"
+    CURL_RC=$?
+    HTTP_VERSIONS=$(paste -sd' ' "$LOGS/$name.curl.out")
+}
+bodies_why() {
+    local f
+    for f in index.html big.bin; do
+        cmp -s "$HTDOCS/$f" "$DL/$f" || printf ' %s did not arrive intact;' "$f"
+    done
+}
+show() { echo "---- $1 (last 20 lines)"; tail -n 20 "$1"; }
+
+h3_fetch() { # NAME SERVER_KIND
+    local name=$1 kind=$2 why="" label
+    if ! h3_start_server "$kind" "$name" 2>>"$LOGS/$name.start.log"; then
+        fail "$name" "the $kind server did not start: $(tail -n 3 "$SERVER_LOG" 2>/dev/null | tr '\n' ' ')"
+        return
+    fi
+    curl_fetch "$name" "$SERVER_PORT" --http3-only --cacert "$CERTS/ca.pem"
+    h3_stop_server
+    [ "$CURL_RC" -eq 0 ] || why="$why curl exited $CURL_RC;"
+    [ "$HTTP_VERSIONS" = "3 200 3 200" ] || why="$why http_version/code: '$HTTP_VERSIONS', wanted '3 200 3 200';"
+    why="$why$(bodies_why)"
+    grep -q 'Verified certificate just fine' "$CLOG" || why="$why no 'Verified certificate just fine';"
+    # The keys came from qtls: curl hands SSLKEYLOGFILE to SSL_CTX_set_keylog_callback.
+    for label in CLIENT_HANDSHAKE_TRAFFIC_SECRET CLIENT_TRAFFIC_SECRET_0; do
+        grep -q "^$label " "$LOGS/$name.keylog" 2>/dev/null || why="$why keylog lacks $label;"
+    done
+    if [ -z "$why" ]; then
+        pass "$name (curl --http3-only -> $kind server, verified against the test CA, $(wc -c <"$HTDOCS/big.bin")+$(wc -c <"$HTDOCS/index.html") bytes intact)"
+    else
+        fail "$name" "$why"
+        show "$CLOG"
+        show "$SERVER_LOG"
+    fi
+}
+
+h3_fetch h3-qtls qtls
+if [ $have_gtls -eq 1 ]; then
+    h3_fetch h3-gtls gtls
+else
+    skip h3-gtls "$GTLS_WHY"
+fi
+
+# The wrong CA, then the wrong name: curl must refuse with 60
+# (CURLE_PEER_FAILED_VERIFICATION) and fetch nothing.
+h3_refused() { # NAME CACERT HOST WHAT
+    local name=$1 ca=$2 host=$3 what=$4 why="" rc
+    if ! h3_start_server qtls "$name" 2>>"$LOGS/$name.start.log"; then
+        fail "$name" "the qtls server did not start"
+        return
+    fi
+    CLOG=$LOGS/$name.curl.log
+    LD_BIND_NOW=1 timeout -k 2 30 "$CURL" -v -sS --http3-only --cacert "$ca" \
+        --resolve "$host:$SERVER_PORT:127.0.0.1" -o "$WORK/$name.body" \
+        "https://$host:$SERVER_PORT/index.html" 2>"$CLOG"
+    rc=$?
+    h3_stop_server
+    [ $rc -eq 60 ] || why="$why curl exited $rc, not 60;"
+    [ ! -s "$WORK/$name.body" ] || why="$why a body arrived;"
+    if [ -z "$why" ]; then
+        pass "$name (curl --http3-only refuses $what: exit 60, $(grep -m1 '^curl: (60)' "$CLOG" | cut -c1-90))"
+    else
+        fail "$name" "$why"
+        show "$CLOG"
+    fi
+}
+h3_refused h3-wrong-ca "$CERTS/other-ca.pem" localhost "a server the CA did not sign"
+h3_refused h3-wrong-name "$CERTS/ca.pem" wrong.example "a certificate for another name"
+
+# ---------------------------------------------------------------- TCP
+
+# HTTPS over TCP in the same binary goes through GnuTLS (the default backend);
+# openssl s_server -WWW serves the same files byte for byte.
+TCP_PID=""
+stop_tcp_server() {
+    [ -n "$TCP_PID" ] || return 0
+    kill "$TCP_PID" 2>/dev/null
+    wait "$TCP_PID" 2>/dev/null
+    TCP_PID=""
+}
+tcp_port_open() { grep -qi ":$(printf '%04X' "$1") 00000000:0000 0A" /proc/net/tcp 2>/dev/null; }
+start_tcp_server() {
+    TCP_PORT=$((20000 + RANDOM % 30000))
+    while tcp_port_open "$TCP_PORT"; do TCP_PORT=$((TCP_PORT + 1)); done
+    (cd "$HTDOCS" && exec timeout -k 2 120 openssl s_server -quiet -WWW -accept "127.0.0.1:$TCP_PORT" \
+        -cert "$CERTS/ecdsa256.pem" -key "$CERTS/ecdsa256.key") >"$LOGS/s_server.log" 2>&1 &
+    TCP_PID=$!
+    for _ in $(seq 100); do
+        tcp_port_open "$TCP_PORT" && return 0
+        kill -0 "$TCP_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    stop_tcp_server
+    return 1
+}
+
+if start_tcp_server; then
+    curl_fetch tcp-gnutls "$TCP_PORT" --cacert "$CERTS/ca.pem"
+    why=""
+    [ "$CURL_RC" -eq 0 ] || why="$why curl exited $CURL_RC;"
+    case $HTTP_VERSIONS in "1"*" 200 1"*" 200") ;; *) why="$why http_version/code: '$HTTP_VERSIONS';" ;; esac
+    why="$why$(bodies_why)"
+    grep -q 'GnuTLS ciphers' "$CLOG" && grep -q 'server certificate verification OK' "$CLOG" ||
+        why="$why the log does not show GnuTLS verifying the server;"
+    if [ -z "$why" ]; then
+        pass "tcp-gnutls (HTTPS over TCP through GnuTLS in the same binary: $(grep -m1 'SSL connection using' "$CLOG" | sed 's/^\* //'))"
+    else
+        fail tcp-gnutls "$why"
+        show "$CLOG"
+    fi
+
+    # The same over TCP with CURL_SSL_BACKEND=openssl asks qtls for TLS over
+    # TCP, which it does not do: curl must get a clean error (35), no crash.
+    CLOG=$LOGS/tcp-openssl.curl.log
+    CURL_SSL_BACKEND=openssl LD_BIND_NOW=1 timeout -k 2 30 "$CURL" -v -sS --cacert "$CERTS/ca.pem" \
+        --resolve "localhost:$TCP_PORT:127.0.0.1" -o /dev/null "https://localhost:$TCP_PORT/index.html" \
+        2>"$CLOG"
+    rc=$?
+    if [ $rc -eq 35 ] && grep -q 'TLS over TCP is not supported' "$CLOG"; then
+        pass "tcp-openssl-refused (CURL_SSL_BACKEND=openssl over TCP: exit 35, \"$(grep -m1 -o 'TLS over TCP is not supported' "$CLOG")\")"
+    else
+        fail tcp-openssl-refused "curl exited $rc, wanted 35 and qtls's 'TLS over TCP is not supported'"
+        show "$CLOG"
+    fi
+    stop_tcp_server
+else
+    fail tcp-gnutls "openssl s_server did not start: $(tail -n 3 "$LOGS/s_server.log" | tr '\n' ' ')"
+fi
+
 finish
