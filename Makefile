@@ -35,10 +35,14 @@ $(BUILD)/obj $(BUILD)/tests:
 $(BUILD)/libqtls.a: $(OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-# Only the OpenSSL-compatible surface is exported; internals stay local.
+# Only the OpenSSL-compatible surface is exported, in symbol version QTLS_1 (the system's
+# libssl.so.3 has OPENSSL_3.0.0), and -Bsymbolic binds libqtls's calls to its own functions at
+# link time: libqtls and libssl.so.3 can share a process (src/libqtls.map, tests/test_coexist.c).
+# libqtls.so.0, the soname, lets programs linked here run from the build directory.
 $(BUILD)/libqtls.so: $(OBJS) src/libqtls.map
 	$(CC) -shared -o $@ $(OBJS) $(OPT) -Wl,-soname,libqtls.so.0 -Wl,-Bsymbolic \
 	    -Wl,--version-script=src/libqtls.map $(LIBCRYPTO)
+	ln -sf libqtls.so $(BUILD)/libqtls.so.0
 
 $(BUILD)/qtls.pc: qtls.pc.in | $(BUILD)/obj
 	sed -e 's|@PREFIX@|$(PREFIX)|' $< > $@
@@ -48,6 +52,14 @@ $(BUILD)/tests/%: tests/%.c $(TEST_HELPERS) $(wildcard tests/helpers/*.h) $(BUIL
 	    $(BUILD)/libqtls.a $(LIBCRYPTO) -lcmocka $(TEST_LIBS_$*)
 
 TEST_LIBS_test_gnutls = -lgnutls
+
+# test_coexist links libqtls.so (libqtls.so.0 through its rpath), not libqtls.a: it tests how
+# the dynamic linker binds libqtls's symbols beside the system's libssl.so.3, which it dlopens.
+$(BUILD)/tests/test_coexist: tests/test_coexist.c $(TEST_HELPERS) $(wildcard tests/helpers/*.h) \
+    $(BUILD)/libqtls.so | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) -Itests/helpers $(CFLAGS_ALL) -o $@ $< $(TEST_HELPERS) -L$(BUILD) -lqtls \
+	    -Wl,-rpath,$(CURDIR)/$(BUILD) $(LIBCRYPTO) -lcmocka -ldl
+
 # test_macros compiles as a consumer does: the compat directory first on the include path.
 TEST_CPPFLAGS_test_macros = -Iinclude/compat
 
