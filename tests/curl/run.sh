@@ -5,9 +5,8 @@
 # Proves that curl, a real consumer of the OpenSSL API, builds and runs with
 # qtls in place of libssl: Debian 12's curl source is configured MultiSSL
 # (--with-gnutls --with-openssl=COMPAT --with-ngtcp2 --with-nghttp3), where
-# COMPAT is an OpenSSL-style prefix whose libssl is libqtls
-# (make install-compat, or the same layout made here while the Makefile has
-# no such target). HTTP/3 goes through ngtcp2 0.12.1's own quictls crypto
+# COMPAT is the OpenSSL-style prefix make install-compat lays out, whose
+# libssl is libqtls. HTTP/3 goes through ngtcp2 0.12.1's own quictls crypto
 # backend (libngtcp2_crypto_openssl, built from Debian's ngtcp2 source
 # against COMPAT) and curl's vtls/openssl.c on qtls; HTTPS over TCP goes
 # through GnuTLS, the default backend (--with-default-ssl-backend=gnutls).
@@ -55,7 +54,6 @@ NGTCP2_VER=0.12.1
 CURL_SRC=$W/src/curl-$CURL_VER
 NG_SRC=$W/src/ngtcp2-$NGTCP2_VER
 QBUILD=$W/qtls-build
-QPREFIX=$W/qtls-prefix
 COMPAT=$W/compat
 NG_OBJ=$W/ngtcp2-obj
 NG_PREFIX=$W/ngtcp2-prefix
@@ -97,79 +95,24 @@ done
 # ---------------------------------------------------------------- qtls
 
 # A stamp of everything qtls is made from: a change rebuilds what depends on it.
-qtls_stamp=$(cd "$ROOT" && cat Makefile src/libqtls.map include/compat/openssl/*.h \
-    include/qtls/*.h | sha1sum | cut -c1-12)
+# (A change to src/*.c alone needs no relink: everything links libqtls.so.)
+qtls_stamp=$(cd "$ROOT" && cat Makefile src/libqtls.map scripts/install-compat.sh \
+    include/compat/openssl/*.h include/qtls/*.h | sha1sum | cut -c1-12)
 
-make -C "$ROOT" -j"$JOBS" BUILD="$QBUILD" PREFIX="$QPREFIX" all >"$LOGS/qtls-build.log" 2>&1 ||
+# The OpenSSL-style prefix (make install-compat, scripts/install-compat.sh):
+# <openssl/ssl.h> is qtls's compat header, every other OpenSSL header the
+# system's; lib/libssl.so is libqtls, lib/libcrypto.so the system's;
+# openssl.pc, libssl.pc and libcrypto.pc say so. It also builds
+# examples/h3server in $QBUILD for the HTTP/3 checks.
+make -C "$ROOT" -j"$JOBS" BUILD="$QBUILD" PREFIX="$COMPAT" all >"$LOGS/qtls-build.log" 2>&1 ||
     die qtls-build "make in $ROOT failed" "$LOGS/qtls-build.log"
 rm -f "$QBUILD/qtls.pc"
-make -C "$ROOT" BUILD="$QBUILD" PREFIX="$QPREFIX" install >>"$LOGS/qtls-build.log" 2>&1 ||
-    die qtls-build "make install PREFIX=$QPREFIX failed" "$LOGS/qtls-build.log"
-
-# The OpenSSL-style prefix: <openssl/ssl.h> is qtls's compat header (which
-# includes the system's), every other OpenSSL header is the system's;
-# libssl.so is libqtls, libcrypto.so the system's; openssl.pc, libssl.pc and
-# libcrypto.pc say so.
-make_compat_by_hand() {
-    local d=$1 libdir inc
-    libdir=$(pkg-config --variable=libdir libcrypto)
-    rm -rf "$d"
-    mkdir -p "$d/include/openssl" "$d/include/qtls" "$d/lib/pkgconfig" || return 1
-    cp "$ROOT"/include/compat/openssl/*.h "$d/include/openssl/" &&
-        cp "$ROOT"/include/qtls/*.h "$d/include/qtls/" &&
-        cp -P "$QPREFIX"/lib/libqtls.so* "$d/lib/" &&
-        ln -s libqtls.so.0 "$d/lib/libssl.so" &&
-        ln -s "$libdir/libcrypto.so" "$d/lib/libcrypto.so" || return 1
-    inc=$(pkg-config --variable=includedir libcrypto)
-    cat >"$d/lib/pkgconfig/libcrypto.pc" <<EOF
-prefix=$d
-libdir=\${prefix}/lib
-includedir=$inc
-
-Name: OpenSSL-libcrypto
-Description: OpenSSL cryptography library (the system's)
-Version: $(pkg-config --modversion libcrypto)
-Libs: -L\${libdir} -lcrypto
-Cflags: -I\${includedir}
-EOF
-    cat >"$d/lib/pkgconfig/libssl.pc" <<EOF
-prefix=$d
-libdir=\${prefix}/lib
-includedir=\${prefix}/include
-
-Name: OpenSSL-libssl
-Description: qtls in libssl's place (TLS 1.3 for QUIC)
-Version: $(pkg-config --modversion libcrypto)
-Requires.private: libcrypto
-Libs: -L\${libdir} -lssl
-Cflags: -I\${includedir}
-EOF
-    cat >"$d/lib/pkgconfig/openssl.pc" <<EOF
-prefix=$d
-
-Name: OpenSSL
-Description: qtls as libssl, the system's libcrypto
-Version: $(pkg-config --modversion libcrypto)
-Requires: libssl libcrypto
-EOF
-}
-
-if grep -q '^install-compat:' "$ROOT/Makefile"; then
-    compat_how="make install-compat"
-    rm -rf "$COMPAT"
-    make -C "$ROOT" BUILD="$QBUILD" PREFIX="$COMPAT" install-compat >"$LOGS/compat.log" 2>&1 ||
-        die compat "make install-compat PREFIX=$COMPAT failed" "$LOGS/compat.log"
-else
-    compat_how="made by hand (the Makefile has no install-compat yet)"
-    make_compat_by_hand "$COMPAT" >"$LOGS/compat.log" 2>&1 ||
-        die compat "could not lay out $COMPAT" "$LOGS/compat.log"
-fi
+rm -rf "$COMPAT"
+make -C "$ROOT" BUILD="$QBUILD" PREFIX="$COMPAT" install-compat >"$LOGS/compat.log" 2>&1 ||
+    die compat "make install-compat PREFIX=$COMPAT failed" "$LOGS/compat.log"
 COMPAT_PC=$COMPAT/lib/pkgconfig
-[ "$(readlink -f "$COMPAT/lib/libssl.so")" = "$(readlink -f "$COMPAT/lib/libqtls.so.0" 2>/dev/null ||
-    readlink -f "$QPREFIX/lib/libqtls.so.0")" ] ||
-    [ "$(readelf -d "$COMPAT/lib/libssl.so" 2>/dev/null | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')" = libqtls.so.0 ] ||
+[ "$(readelf -d "$COMPAT/lib/libssl.so" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')" = libqtls.so.0 ] ||
     die compat "$COMPAT/lib/libssl.so is not libqtls"
-echo "compat prefix: $COMPAT ($compat_how)"
 RPATHS="-Wl,-rpath,$COMPAT/lib -Wl,-rpath,$NG_PREFIX/lib"
 
 # ---------------------------------------------------------------- ngtcp2
@@ -280,7 +223,7 @@ loaded=$(ldd "$CURL" 2>&1)
 echo "$loaded" >"$LOGS/ldd.txt"
 echo "$loaded" | grep -q 'libssl\.so' && why="$why ldd curl loads $(echo "$loaded" | grep -m1 'libssl\.so' | tr -s ' \t' ' ');"
 echo "$loaded" | grep -q 'not found' && why="$why ldd curl: $(echo "$loaded" | grep 'not found' | tr -s ' \t\n' ' ');"
-echo "$loaded" | grep -q "libqtls\.so\.0 => $COMPAT/lib/\|libqtls\.so\.0 => $QPREFIX/lib/" ||
+echo "$loaded" | grep -q "libqtls\.so\.0 => $COMPAT/lib/" ||
     why="$why ldd curl does not load this build's libqtls;"
 if [ -z "$why" ]; then
     pass "linkage (libcurl and libngtcp2_crypto_openssl need libqtls.so.0; nothing loads libssl.so.3)"
@@ -307,12 +250,28 @@ else
     comm -12 "$LOGS/undefined.syms" "$LOGS/libssl.defs" >"$LOGS/libssl-used.syms"
     comm -23 "$LOGS/libssl-used.syms" "$LOGS/qtls.defs" >"$LOGS/missing.syms"
     nused=$(wc -l <"$LOGS/libssl-used.syms")
-    if [ ! -s "$LOGS/missing.syms" ]; then
-        pass "symbols (all $nused libssl symbols curl, libcurl and the quictls backend use are in libqtls)"
+    # libqtls's symbol version (QTLS_1): the references to it must name it, so
+    # that they cannot bind to libssl.so.3's should both be in one process.
+    qver=$(nm -D --defined-only "$(readlink -f "$COMPAT/lib/libssl.so")" |
+        sed -n 's/.* SSL_CTX_new@@\(.*\)$/\1/p')
+    unversioned=""
+    if [ -n "$qver" ]; then
+        for f in "$CURL" "$LIBCURL" "$NG_CRYPTO_SO"; do
+            nm -D -u "$f" | awk '{ print $2 }'
+        done | awk -F@ 'NR == FNR { used[$1] = 1; next } ($1 in used) && $2 != v { print }' \
+            v="$qver" "$LOGS/libssl-used.syms" - | sort -u >"$LOGS/unversioned.syms"
+        unversioned=$(head -n 5 "$LOGS/unversioned.syms" | paste -sd' ')
+    fi
+    if [ -n "$unversioned" ]; then
+        fail symbols "references to libssl names not bound to version $qver: $unversioned"
+    elif [ ! -s "$LOGS/missing.syms" ]; then
+        pass "symbols (all $nused libssl symbols curl, libcurl and the quictls backend use are in libqtls${qver:+, every reference versioned $qver})"
     else
         fail symbols "$(wc -l <"$LOGS/missing.syms") of the $nused libssl symbols used are not in libqtls: $(paste -sd' ' "$LOGS/missing.syms")"
         while read -r sym; do
-            decl=$(grep -h -m1 -E "[ *]$sym\(" /usr/include/openssl/ssl.h 2>/dev/null | sed 's/^ *//')
+            # A declaration's first line: no comment or directive before the name.
+            decl=$(grep -h -m1 -E "^[^*#/]*[ *]$sym\(" /usr/include/openssl/ssl.h 2>/dev/null |
+                sed 's/^ *//')
             printf '  %-40s %s\n' "$sym" "${decl:-(no plain prototype in openssl/ssl.h; see its macros)}"
         done <"$LOGS/missing.syms"
     fi
