@@ -75,6 +75,7 @@ mkdir -p "$LOGS"
 
 # ---------------------------------------------------------------- packages
 
+# shellcheck disable=SC2034 # nfail is results.sh's
 "$ROOT/scripts/deps.sh" build interop h3 curl || { nfail=1; finish; }
 
 # ---------------------------------------------------------------- sources
@@ -83,14 +84,16 @@ mkdir -p "$LOGS"
 debsrc_init "$APTDIR" "$LOGS/apt.log"
 debsrc_source curl "$CURL_SRC" || die source "apt-get source curl failed" "$LOGS/apt.log"
 debsrc_source ngtcp2 "$NG_SRC" || die source "apt-get source ngtcp2 failed" "$LOGS/apt.log"
-for pv in "curl $CURL_SRC $CURL_VER" "ngtcp2 $NG_SRC $NGTCP2_VER"; do
-    set -- $pv
+check_version() { # NAME SRC UPSTREAM
+    local ver
     ver=$(dpkg-parsechangelog -l "$2/debian/changelog" -S Version 2>/dev/null)
     case $ver in
     "$3"[-+]*) ;;
     *) die source "bookworm's $1 is $ver, not $3" ;;
     esac
-done
+}
+check_version curl "$CURL_SRC" "$CURL_VER"
+check_version ngtcp2 "$NG_SRC" "$NGTCP2_VER"
 
 # ---------------------------------------------------------------- qtls
 
@@ -308,10 +311,13 @@ fi
 
 # Servers and certificates as make check's HTTP/3 tests have them (scripts/h3peers.sh):
 # examples/h3server from the qtls build above, Debian's gtlsserver unpacked.
-BUILD=$QBUILD
-WORK=$W/run
-QTLS_CERTS=$W/certs
-QTLS_GTLS_ROOT=$W/gtls-root
+# shellcheck disable=SC2034 # BUILD, QTLS_CERTS and QTLS_GTLS_ROOT are h3peers.sh's
+{
+    BUILD=$QBUILD
+    WORK=$W/run
+    QTLS_CERTS=$W/certs
+    QTLS_GTLS_ROOT=$W/gtls-root
+}
 rm -rf "$WORK"
 # shellcheck source=../../scripts/h3peers.sh
 . "$ROOT/scripts/h3peers.sh"
@@ -321,8 +327,10 @@ have_gtls=1
 h3_gtls_setup || have_gtls=0
 
 # curl_fetch NAME PORT ARGS...: index.html and big.bin from localhost:PORT
-# (resolved to 127.0.0.1, so SNI and the DNS name are checked) into $DL.
+# (resolved to 127.0.0.1, so SNI and the DNS name are checked) into $DL,
+# with the environment CURL_ENV (VAR=VALUE words) added.
 # Sets CLOG, DL, CURL_RC, HTTP_VERSIONS.
+CURL_ENV=()
 curl_fetch() {
     local name=$1 p=$2
     shift 2
@@ -330,7 +338,7 @@ curl_fetch() {
     DL=$WORK/$name.download
     rm -rf "$DL"
     mkdir -p "$DL"
-    SSLKEYLOGFILE=$LOGS/$name.keylog LD_BIND_NOW=1 timeout -k 2 30 "$CURL" -v -sS \
+    env "${CURL_ENV[@]}" SSLKEYLOGFILE="$LOGS/$name.keylog" LD_BIND_NOW=1 timeout -k 2 30 "$CURL" -v -sS \
         --resolve "localhost:$p:127.0.0.1" --connect-timeout 10 -w '%{http_version} %{http_code}\n' \
         "$@" -o "$DL/index.html" "https://localhost:$p/index.html" \
         -o "$DL/big.bin" "https://localhost:$p/big.bin" >"$LOGS/$name.curl.out" 2>"$CLOG"
@@ -345,8 +353,11 @@ bodies_why() {
 }
 show() { echo "---- $1 (last 20 lines)"; tail -n 20 "$1"; }
 
-h3_fetch() { # NAME SERVER_KIND
-    local name=$1 kind=$2 why="" label
+# h3_fetch NAME SERVER_KIND [CHECK]: CHECK, a function, adds its reasons
+# (printed) and may set NOTE for the PASS line.
+h3_fetch() {
+    local name=$1 kind=$2 check=${3:-} why="" label
+    NOTE=""
     if ! h3_start_server "$kind" "$name" 2>>"$LOGS/$name.start.log"; then
         fail "$name" "the $kind server did not start: $(tail -n 3 "$SERVER_LOG" 2>/dev/null | tr '\n' ' ')"
         return
@@ -361,8 +372,15 @@ h3_fetch() { # NAME SERVER_KIND
     for label in CLIENT_HANDSHAKE_TRAFFIC_SECRET CLIENT_TRAFFIC_SECRET_0; do
         grep -q "^$label " "$LOGS/$name.keylog" 2>/dev/null || why="$why keylog lacks $label;"
     done
+    if [ -n "$check" ]; then
+        local out
+        out=$(mktemp)
+        "$check" >"$out"
+        why="$why$(cat "$out")"
+        rm -f "$out"
+    fi
     if [ -z "$why" ]; then
-        pass "$name (curl --http3-only -> $kind server, verified against the test CA, $(wc -c <"$HTDOCS/big.bin")+$(wc -c <"$HTDOCS/index.html") bytes intact)"
+        pass "$name (curl --http3-only -> $kind server, verified against the test CA, $(wc -c <"$HTDOCS/big.bin")+$(wc -c <"$HTDOCS/index.html") bytes intact$NOTE)"
     else
         fail "$name" "$why"
         show "$CLOG"
@@ -375,6 +393,35 @@ if [ $have_gtls -eq 1 ]; then
     h3_fetch h3-gtls gtls
 else
     skip h3-gtls "$GTLS_WHY"
+fi
+
+# The system libssl in the same process (as when another library of the
+# program links it): with it preloaded, curl's and the quictls backend's
+# SSL_* references must still bind to libqtls (its symbol version), and the
+# fetch must work as above.
+coexist_check() {
+    local wrong
+    grep -h "file=$sys_libssl .*generating link map" "$LOGS"/coexist.ld.* >/dev/null 2>&1 ||
+        printf ' libssl.so.3 was not loaded;'
+    wrong=$(grep -h -E "binding file [^ ]*(libcurl|libngtcp2_crypto_openssl)[^ ]* \[0\] to [^ ]*libssl\.so\.3 " \
+        "$LOGS"/coexist.ld.* 2>/dev/null | sed -n "s/.*symbol \`\([^']*\)'.*/\1/p" | sort -u)
+    [ -z "$wrong" ] || printf ' bound to libssl.so.3: %s;' "$(echo "$wrong" | head -n 8 | paste -sd' ')"
+    NQ=$(cat "$LOGS"/coexist.ld.* 2>/dev/null |
+        grep -cE "binding file [^ ]*(libcurl|libngtcp2_crypto_openssl)[^ ]* \[0\] to [^ ]*libqtls\.so\.0 ")
+    [ "$NQ" -gt 0 ] || printf ' no binding from libcurl or the backend to libqtls;'
+    NOTE="; libssl.so.3 preloaded: $NQ bindings from libcurl and the backend to libqtls, none to libssl"
+    # The debug output is large; keep only what was checked.
+    grep -h -E "generating link map|binding file .*(libssl\.so\.3|libqtls\.so\.0) " "$LOGS"/coexist.ld.* \
+        >"$LOGS/coexist.bindings.txt" 2>/dev/null
+    rm -f "$LOGS"/coexist.ld.*
+}
+if [ -f "$sys_libssl" ]; then
+    rm -f "$LOGS"/coexist.ld.*
+    CURL_ENV=("LD_PRELOAD=$sys_libssl" "LD_DEBUG=files,bindings" "LD_DEBUG_OUTPUT=$LOGS/coexist.ld")
+    h3_fetch h3-coexist qtls coexist_check
+    CURL_ENV=()
+else
+    skip h3-coexist "no system libssl.so.3"
 fi
 
 # The wrong CA, then the wrong name: curl must refuse with 60
