@@ -26,18 +26,27 @@
 # reused while their inputs are unchanged. Nothing here is committed.
 #
 # Checks (one PASS/FAIL/SKIP line each):
+#   ngtcp2 / curl  libngtcp2_crypto_openssl and curl build on COMPAT
 #   linkage     curl and libcurl need libqtls, never libssl.so.3
 #   symbols     nothing curl, libcurl or libngtcp2_crypto_openssl leaves
 #               undefined is defined only by the system libssl (the list,
-#               with prototypes, is qtls's missing surface)
-#   bind-now    curl -V runs under LD_BIND_NOW=1 and shows HTTP3 and both
-#               TLS backends
-#   h3-qtls     curl --http3 fetches from examples/h3server (qtls), verifying
-#               against the test CA; bodies byte for byte
+#               with prototypes, is qtls's missing surface); each reference
+#               names libqtls's symbol version
+#   bind-now    curl -V runs under LD_BIND_NOW=1, shows HTTP3 and both TLS
+#               backends, and the loader binds every SSL_* to libqtls
+#   h3-qtls     curl --http3-only fetches two files from examples/h3server
+#               (qtls), verifying against the test CA; bytes compared;
+#               SSLKEYLOGFILE gets qtls's secrets
 #   h3-gtls     the same from Debian's gtlsserver (ngtcp2 on GnuTLS)
-#   h3-wrong-ca the wrong CA: curl exits 60 (peer certificate cannot be
-#               authenticated)
-#   tcp-gnutls  HTTPS over TCP from gnutls-serv, through GnuTLS, same binary
+#   h3-coexist  h3-qtls with the system libssl.so.3 preloaded: curl's and
+#               the backend's SSL_* still bind to libqtls
+#   h3-wrong-ca h3-wrong-name   the wrong CA, a certificate for another
+#               name: curl exits 60 (CURLE_PEER_FAILED_VERIFICATION)
+#   tcp-gnutls  HTTPS over TCP from openssl s_server -WWW, through GnuTLS,
+#               same binary, bytes compared
+#   tcp-openssl-refused  CURL_SSL_BACKEND=openssl over TCP reaches qtls,
+#               which has no TCP mode: a clean exit 35
+# Every curl run has LD_BIND_NOW=1.
 #
 # Usage: tests/curl/run.sh
 #   QTLS_DEBIAN_MIRROR=URL  Debian mirror, if apt's can't be read
