@@ -327,6 +327,7 @@ struct ssl_ctx_st {
     void *ticket_cb_arg;
     SSL_allow_early_data_cb_fn allow_early_data_cb;
     void *allow_early_data_arg;
+    unsigned early_set_on_ctx; /* OWN_*_EARLY_DATA* bits: 0-RTT settings this context made */
     int (*ticket_key_evp_cb)(SSL *, unsigned char *, unsigned char *, EVP_CIPHER_CTX *,
                              EVP_MAC_CTX *, int);
     int (*client_cert_cb)(SSL *, X509 **, EVP_PKEY **);
@@ -750,7 +751,8 @@ int client_hello_run_cb(SSL *c, const struct client_hello *ch);
 
 /*
  * Settings an SSL_set_* call made on the connection itself (SSL.set_on_ssl); the others follow
- * SSL_set_SSL_CTX to the new context (ssl.c).
+ * SSL_set_SSL_CTX to the new context (ssl.c). The 0-RTT ones follow only when the new context
+ * set them itself (SSL_CTX.early_set_on_ctx).
  */
 enum {
     OWN_VERIFY = 1 << 0, /* mode and callback */
