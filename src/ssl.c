@@ -43,6 +43,7 @@ static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
     c->post_handshake_auth = ctx->post_handshake_auth;
     c->sigalgs = ctx->sigalgs;
     c->client_sigalgs = ctx->client_sigalgs;
+    c->sec = ctx->sec;
     c->param = X509_VERIFY_PARAM_new();
     if (c->param == NULL || !X509_VERIFY_PARAM_inherit(c->param, ctx->param)) {
         ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
@@ -121,6 +122,10 @@ void SSL_free(SSL *s)
         certset_free(s->certs);
     OPENSSL_free(s->certs);
     ca_list_free(NULL, s);
+    sk_X509_pop_free(s->verified_chain, X509_free);
+    dh_params_free(&s->dh);
+    OPENSSL_free(s->raw_ciphers);
+    sk_SSL_CIPHER_free(s->cipher_stack);
     SSL_CTX_free(s->ctx);
     OPENSSL_free(s);
 }
@@ -458,8 +463,8 @@ STACK_OF(X509) *SSL_get_peer_cert_chain(const SSL *s)
     return v;
 }
 
-/* Not kept yet: cert.c verifies the chain but does not store X509_STORE_CTX's result. */
-STACK_OF(X509) *SSL_get0_verified_chain(const SSL *s) { return NULL; }
+/* The chain X509_verify_cert built (cert.c), trust anchor included; NULL before or without one. */
+STACK_OF(X509) *SSL_get0_verified_chain(const SSL *s) { return s->verified_chain; }
 
 /* ------------------------------------------------------------------ */
 /* SNI and ALPN                                                        */
@@ -612,6 +617,9 @@ static long ssl_ctrl_cert(SSL *s, int cmd, long larg, void *parg)
 {
     int handled;
     long r = certset_ctrl(NULL, s, cmd, larg, parg, &handled);
+    if (handled)
+        return r;
+    r = dh_ctrl(NULL, s, cmd, larg, parg, &handled); /* dh.c: stored only */
     if (handled)
         return r;
     ERR_raise_data(ERR_LIB_SSL, ERR_R_PASSED_INVALID_ARGUMENT, "unsupported ctrl %d", cmd);
