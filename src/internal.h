@@ -381,6 +381,7 @@ struct ssl_ctx_st {
     void *msg_callback_arg;
     int post_handshake_auth; /* stored, no effect: RFC 9001 §4.4 */
     struct sigalg_list sigalgs, client_sigalgs; /* sigalgs.c, copied by SSL_new */
+    STACK_OF(SSL_CIPHER) *cipher_stack; /* cipher_lists.c: SSL_CTX_get_ciphers' view, owned */
     /* cert.c: SSL_CTX_set_cert_verify_callback, run instead of X509_verify_cert */
     int (*app_verify_cb)(X509_STORE_CTX *, void *);
     void *app_verify_arg;
@@ -576,7 +577,8 @@ struct ssl_st {
     struct dh_params dh;            /* dh.c: stored only */
     uint8_t *raw_ciphers;           /* server: the ClientHello's cipher_suites (SSL_get0_raw_cipherlist) */
     size_t raw_ciphers_len;
-    STACK_OF(SSL_CIPHER) *cipher_stack; /* suites.c: SSL_get_ciphers' view, owned */
+    STACK_OF(SSL_CIPHER) *cipher_stack;        /* cipher_lists.c: SSL_get_ciphers' view, owned */
+    STACK_OF(SSL_CIPHER) *client_cipher_stack; /* cipher_lists.c: SSL_get_client_ciphers' */
     uint32_t custom_ext_sent;           /* custom_ext.c: client: the custom extensions offered */
     uint32_t custom_ext_received;       /* custom_ext.c: server: the ones the client sent */
 };
@@ -930,6 +932,10 @@ void sigalgs_write(const SSL *c, struct wr *w);
 int sigalgs_we_accept(const SSL *c, uint16_t id);
 int sigalgs_we_sign_with(const SSL *c, uint16_t id);
 void sigalgs_take_peer_groups(SSL *c, const struct ext_set *e);
+
+/* cipher_lists.c: server: keeps the ClientHello's cipher_suites bytes (alert on failure). */
+QTLS_MUST_CHECK int cipher_lists_keep_raw(SSL *c, struct rd suites);
+long cipher_lists_get_raw(const SSL *s, const unsigned char **out);
 
 /* Parses "A:B:C" into a suite list; 0 if nothing valid. */
 QTLS_MUST_CHECK int suites_parse_list(const char *str, const SSL_CIPHER **out, size_t *n);

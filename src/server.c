@@ -262,6 +262,8 @@ static enum hs_wait do_read_client_hello(SSL *c)
     r = client_hello_run_cb(c, &ch);
     if (r <= 0)
         return r == 0 ? HS_ERROR : HS_WANT_CLIENT_HELLO_CB; /* the message stays unread */
+    if (!cipher_lists_keep_raw(c, ch.suites)) /* SSL_get0_raw_cipherlist, as after OpenSSL's cb */
+        return HS_ERROR;
     if (!check_versions(c, &ch.e) || !choose_suite(c, ch.suites))
         return HS_ERROR;
     const struct group *hrr_group = hs->kex_group;

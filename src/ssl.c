@@ -126,6 +126,7 @@ void SSL_free(SSL *s)
     dh_params_free(&s->dh);
     OPENSSL_free(s->raw_ciphers);
     sk_SSL_CIPHER_free(s->cipher_stack);
+    sk_SSL_CIPHER_free(s->client_cipher_stack);
     SSL_CTX_free(s->ctx);
     OPENSSL_free(s);
 }
@@ -652,6 +653,8 @@ long SSL_ctrl(SSL *s, int cmd, long larg, void *parg)
     case SSL_CTRL_GET_MAX_CERT_LIST:
         /* The limit is the context's (quic.c reads it there); no per-connection value is kept. */
         return (long)s->ctx->max_cert_list;
+    case SSL_CTRL_GET_RAW_CIPHERLIST:
+        return cipher_lists_get_raw(s, parg);
     case SSL_CTRL_GET_TMP_KEY:
         /* The ephemeral key is freed with the handshake state: qtls does not keep it. */
         return qtls_not_implemented("SSL_get_tmp_key");
