@@ -71,7 +71,8 @@ static enum hs_wait do_send_client_hello(SSL *c)
     wr_u8(w, 1);
     wr_u8(w, 0);
     size_t exts = wr_open_vec(w, 2);
-    ext_write_client_hello_extensions(c, w);
+    if (!ext_write_client_hello_extensions(c, w))
+        return HS_ERROR;
     wr_close_vec(w, exts, 2);
     if (!psk_fill_binder(c, at) || !msg_end(c, at) || !psk_client_after_hello(c))
         return HS_ERROR;
@@ -207,7 +208,7 @@ static enum hs_wait do_read_encrypted_extensions(SSL *c)
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (!ext_split(c, EM_EE, exts, c->hs->offered, &e) ||
         !ext_process_encrypted_extensions(c, &e) || !psk_client_encrypted_extensions(c, &e) ||
-        !msg_consume(c, &whole))
+        !custom_ext_parse(c, SSL_EXT_TLS1_3_ENCRYPTED_EXTENSIONS, exts) || !msg_consume(c, &whole))
         return HS_ERROR;
     /* A resumed handshake authenticates with the PSK: no certificate messages (§2.2). */
     c->hs->state = c->hs->resumed ? CS_READ_SERVER_FINISHED : CS_READ_CERTIFICATE_REQUEST;

@@ -140,6 +140,7 @@ void SSL_CTX_free(SSL_CTX *ctx)
     replay_filter_free(ctx->replay);
     cert_cache_free(ctx->cert_cache);
     dh_params_free(&ctx->dh);
+    custom_exts_free(ctx->custom_exts);
     sk_SSL_CIPHER_free(ctx->cipher_stack);
     OPENSSL_free(ctx);
 }

@@ -888,11 +888,21 @@ QTLS_MUST_CHECK int psk_client_process_ticket(SSL *c, struct rd body);
 enum hs_wait client_step(SSL *c);
 enum hs_wait server_step(SSL *c);
 
+/*
+ * custom_ext.c: the application's extensions in the ClientHello and EncryptedExtensions
+ * (context: SSL_EXT_CLIENT_HELLO or SSL_EXT_TLS1_3_ENCRYPTED_EXTENSIONS). Writing and parsing
+ * fail with the callback's alert recorded.
+ */
+QTLS_MUST_CHECK int custom_ext_write(SSL *c, unsigned context, struct wr *w);
+QTLS_MUST_CHECK int custom_ext_parse(SSL *c, unsigned context, struct rd list);
+/* Is `type` an extension the application added for this side (ext_split lets it through)? */
+int custom_ext_claims(const SSL *c, uint16_t type);
+
 /* The client's ALPN / transport-parameter and server's selection rules (extensions.c). */
-void ext_write_client_hello_extensions(SSL *c, struct wr *w);
+QTLS_MUST_CHECK int ext_write_client_hello_extensions(SSL *c, struct wr *w);
 QTLS_MUST_CHECK int ext_process_encrypted_extensions(SSL *c, const struct ext_set *e);
 QTLS_MUST_CHECK int ext_process_client_hello(SSL *c, const struct ext_set *e);
-void ext_write_encrypted_extensions(SSL *c, struct wr *w);
+QTLS_MUST_CHECK int ext_write_encrypted_extensions(SSL *c, struct wr *w);
 /* Records the peer's transport parameters from either codepoint (quic.c). */
 QTLS_MUST_CHECK int quic_take_peer_tp(SSL *c, const struct ext_set *e);
 

@@ -282,6 +282,7 @@ static enum hs_wait do_read_client_hello(SSL *c)
      * ClientHello's the same (§4.1.2).
      */
     if ((!hs->hrr_done && (!ext_process_client_hello(c, &ch.e) || !ca_list_take(c, &ch.e))) ||
+        !custom_ext_parse(c, SSL_EXT_CLIENT_HELLO, ch.exts) || /* each ClientHello, as OpenSSL */
         !transcript_set_hash(&hs->transcript, c->cipher->hash))
         return HS_ERROR;
     if (need_hrr) {
@@ -387,7 +388,8 @@ static enum hs_wait do_send_encrypted_extensions(SSL *c)
     struct wr *w = &c->hs->out;
     size_t at = msg_begin(c, ssl_encryption_handshake, HT_ENCRYPTED_EXTENSIONS);
     size_t exts = wr_open_vec(w, 2);
-    ext_write_encrypted_extensions(c, w);
+    if (!ext_write_encrypted_extensions(c, w))
+        return HS_ERROR;
     wr_close_vec(w, exts, 2);
     if (!msg_end(c, at))
         return HS_ERROR;
