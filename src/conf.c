@@ -61,6 +61,8 @@ static void set_option(SSL_CONF_CTX *cctx, unsigned flags, uint64_t value, int o
     if (flags & TF_INV)
         on ^= 1;
     if ((flags & TF_TYPE_MASK) == TF_VFY) {
+        if (cctx->ssl != NULL) /* as SSL_set_verify: it stays across SSL_set_SSL_CTX */
+            cctx->ssl->set_on_ssl |= OWN_VERIFY;
         if (on)
             *cctx->verify_mode |= (int)value;
         else

@@ -415,6 +415,23 @@ static void verify_mode_reaches_the_handshake(void **state)
     SSL_CTX_free(sctx);
 }
 
+/* VerifyMode on a connection is the connection's own, as SSL_set_verify's is. */
+static void verify_mode_on_a_connection_stays_its_own(void **state)
+{
+    SSL_CTX *a = SSL_CTX_new(TLS_server_method()), *b = SSL_CTX_new(TLS_server_method());
+    SSL *s = SSL_new(a);
+    SSL_CONF_CTX *conf = SSL_CONF_CTX_new();
+    SSL_CONF_CTX_set_flags(conf, F | SRV);
+    SSL_CONF_CTX_set_ssl(conf, s);
+    assert_int_equal(SSL_CONF_cmd(conf, "VerifyMode", "Require"), 2);
+    SSL_CONF_CTX_free(conf);
+    SSL_set_SSL_CTX(s, b); /* b verifies nothing; the connection keeps its mode */
+    assert_int_equal(SSL_get_verify_mode(s), SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT);
+    SSL_free(s);
+    SSL_CTX_free(a);
+    SSL_CTX_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -428,6 +445,7 @@ int main(void)
         cmocka_unit_test_setup(certificate_and_key_from_one_file, clear_errors),
         cmocka_unit_test_setup(protocol_range_without_tls13_fails, clear_errors),
         cmocka_unit_test_setup(verify_mode_reaches_the_handshake, clear_errors),
+        cmocka_unit_test_setup(verify_mode_on_a_connection_stays_its_own, clear_errors),
     };
     return cmocka_run_group_tests_name("conf", tests, NULL, NULL);
 }
