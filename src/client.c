@@ -52,9 +52,14 @@ static enum hs_wait do_send_client_hello(SSL *c)
     if (c->alpn_len == 0) /* RFC 9001 §8.1 */
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_NO_APPLICATION_PROTOCOL);
     if (!hs->hrr_done) {
-        const struct group *g = c->n_groups > 0 ? group_by_id(c->groups[0]) : NULL;
+        /* The key share: the first group configured that the security level allows. */
+        const struct group *g = NULL;
+        for (size_t i = 0; g == NULL && i < c->n_groups; i++)
+            if (seclevel_group_ok(c, c->groups[i]))
+                g = group_by_id(c->groups[i]);
         if (g == NULL)
-            return qtls_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_NO_SHARED_GROUPS);
+            return qtls_fail(c, SSL_AD_INTERNAL_ERROR,
+                             c->n_groups > 0 ? SSL_R_NO_SUITABLE_GROUPS : SSL_R_NO_SHARED_GROUPS);
         if (!crypto_random(c->client_random, sizeof(c->client_random)) || !make_key_share(c, g))
             return HS_ERROR;
     }
@@ -115,7 +120,7 @@ static enum hs_wait process_hello_retry_request(SSL *c, const struct ext_set *e,
         /* §4.2.8: a group we support, and not the one we already sent. */
         int ours = 0;
         for (size_t i = 0; i < c->n_groups; i++)
-            ours |= c->groups[i] == group_id;
+            ours |= c->groups[i] == group_id && seclevel_group_ok(c, group_id);
         if (!ours || group_id == hs->kex_group->id || group_by_id(group_id) == NULL)
             return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE);
         if (!make_key_share(c, group_by_id(group_id)))

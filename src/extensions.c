@@ -130,7 +130,8 @@ int ext_write_client_hello_extensions(SSL *c, struct wr *w)
     at = ext_open(w, EXT_SUPPORTED_GROUPS, off);
     inner = wr_open_vec(w, 2);
     for (size_t i = 0; i < c->n_groups; i++)
-        wr_u16(w, c->groups[i]);
+        if (seclevel_group_ok(c, c->groups[i])) /* seclevel.c: none below the level */
+            wr_u16(w, c->groups[i]);
     wr_close_vec(w, inner, 2);
     ext_close(w, at);
 

@@ -299,6 +299,8 @@ int seclevel_cert(const SSL *s, const SSL_CTX *ctx, X509 *x, int is_ee);
 /* The same, raising the reason (seclevel_check_chain: every certificate, as CAs). 1 or 0. */
 QTLS_MUST_CHECK int seclevel_check_cert(const SSL *s, const SSL_CTX *ctx, X509 *x, int is_ee);
 QTLS_MUST_CHECK int seclevel_check_chain(const SSL *s, const SSL_CTX *ctx, STACK_OF(X509) *chain);
+/* May this connection offer or accept group `id` at its level (tls_group_allowed)? */
+int seclevel_group_ok(const SSL *c, uint16_t id);
 /* The level in force for a connection or context (clamped to 0..5). */
 int seclevel_of(const SSL *s, const SSL_CTX *ctx);
 

@@ -11,7 +11,9 @@
  *   - the peer's chain: the level is the X509_VERIFY_PARAM auth level of the verification
  *     (cert.c), so libcrypto rejects small keys and weak digests with X509_V_ERR_EE_KEY_TOO_SMALL
  *     and friends, exactly as OpenSSL's ssl_verify_cert_chain arranges;
- *   - SSL_CTX_set0_tmp_dh_pkey (dh.c): SSL_R_DH_KEY_TOO_SMALL.
+ *   - SSL_CTX_set0_tmp_dh_pkey (dh.c): SSL_R_DH_KEY_TOO_SMALL;
+ *   - key-exchange groups (OpenSSL's tls_group_allowed): a group below the level is neither
+ *     offered nor accepted, so level 4 (192 bits) leaves P-384 and X448, and level 5 none.
  *
  * The default level is 1, as upstream OpenSSL 3.0 built without a configured default. A security
  * callback replaces the default rules for every check above, as in OpenSSL.
@@ -85,6 +87,30 @@ int seclevel_check_chain(const SSL *s, const SSL_CTX *ctx, STACK_OF(X509) *chain
         if (!seclevel_check_cert(s, ctx, sk_X509_value(chain, i), 0))
             return 0;
     return 1;
+}
+
+/* The security bits OpenSSL gives each group (its TLS_GROUP_INFO secbits). */
+static int group_bits(uint16_t id)
+{
+    switch (id) {
+    case 0x001d: /* X25519 */
+    case 0x0017: /* P-256 */
+        return 128;
+    case 0x0018: /* P-384 */
+        return 192;
+    case 0x001e: /* X448 */
+        return 224;
+    default:
+        return 0;
+    }
+}
+
+int seclevel_group_ok(const SSL *c, uint16_t id)
+{
+    const struct group *g = group_by_id(id);
+    uint16_t gid = id;
+    return g != NULL &&
+           seclevel_allow(c, NULL, SSL_SECOP_CURVE_SUPPORTED, group_bits(id), g->nid, &gid);
 }
 
 /* ------------------------------------------------------------------ */

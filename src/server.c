@@ -164,7 +164,7 @@ static int choose_group(SSL *c, const struct ext_set *e, struct rd *share, int *
     for (size_t i = 0; i < c->n_groups; i++) {
         struct rd scan = shares;
         while (rd_u16(&scan, &gid) && rd_vec16(&scan, &ke)) {
-            if (gid == c->groups[i] && group_by_id(gid) != NULL) {
+            if (gid == c->groups[i] && seclevel_group_ok(c, gid)) {
                 c->hs->kex_group = group_by_id(gid);
                 *share = ke;
                 return 1;
@@ -172,7 +172,7 @@ static int choose_group(SSL *c, const struct ext_set *e, struct rd *share, int *
         }
     }
     for (size_t i = 0; i < c->n_groups; i++) {
-        if (list_has_u16(groups, c->groups[i]) && group_by_id(c->groups[i]) != NULL) {
+        if (list_has_u16(groups, c->groups[i]) && seclevel_group_ok(c, c->groups[i])) {
             c->hs->kex_group = group_by_id(c->groups[i]);
             *need_hrr = 1;
             return 1;

@@ -201,6 +201,40 @@ static void peer_key_size_follows_the_level(void **state)
     mock_pair_free(&p);
 }
 
+/* Groups below the level are neither offered nor accepted (X25519, P-256: 128 bits). */
+static void groups_follow_the_level(void **state)
+{
+    struct mock_pair p;
+    SSL_CTX *cctx = mock_client_ctx(), *sctx = mock_server_ctx("ecdsa256");
+    assert_true(mock_pair_init(&p, cctx, sctx));
+    SSL_set_security_level(p.client.ssl, 4); /* 192 bits: P-384 and X448 are left */
+    assert_int_equal(mock_handshake(&p, 0), 1);
+    assert_int_equal(SSL_get_negotiated_group(p.client.ssl), NID_secp384r1);
+    int nids[8];
+    assert_int_equal(SSL_get1_groups(p.server.ssl, nids), 2); /* what the client offered */
+    assert_int_equal(nids[0], NID_secp384r1);
+    assert_int_equal(nids[1], NID_X448);
+    mock_pair_free(&p);
+
+    /* A server at level 4 does not accept the client's 128-bit groups. */
+    assert_true(mock_pair_init(&p, cctx, sctx));
+    assert_int_equal(SSL_set1_groups_list(p.client.ssl, "X25519:P-256"), 1);
+    SSL_set_security_level(p.server.ssl, 4);
+    assert_int_equal(mock_handshake(&p, 0), 0);
+    assert_int_not_equal(p.server.alert, 0);
+    mock_pair_free(&p);
+    ERR_clear_error();
+
+    /* Level 5 (256 bits) leaves the client nothing to offer. */
+    assert_true(mock_pair_init(&p, cctx, sctx));
+    SSL_set_security_level(p.client.ssl, 5);
+    assert_int_equal(mock_handshake(&p, 0), 0);
+    assert_int_equal(mock_first_ssl_reason(), SSL_R_NO_SUITABLE_GROUPS);
+    mock_pair_free(&p);
+    SSL_CTX_free(cctx);
+    SSL_CTX_free(sctx);
+}
+
 /* ---- DH: accepted, stored, OpenSSL's ownership ---- */
 
 static EVP_PKEY *dh_params(const char *name)
@@ -283,6 +317,7 @@ int main(void)
         cmocka_unit_test_setup(sha1_signed_leaf_is_too_weak, clear_errors),
         cmocka_unit_test_setup(security_callback_decides, clear_errors),
         cmocka_unit_test_setup(peer_key_size_follows_the_level, clear_errors),
+        cmocka_unit_test_setup(groups_follow_the_level, clear_errors),
         cmocka_unit_test_setup(dh_settings_are_accepted, clear_errors),
         cmocka_unit_test_setup(no_tls13_fails_the_handshake, clear_errors),
     };
