@@ -248,6 +248,7 @@ clean:
 interop:
 	@scripts/deps.sh build $(CC_GROUP) interop
 	@tests/ngtcp2/run.sh
+	@tests/haproxy/run.sh
 
 bogo:
 	@scripts/deps.sh build $(CC_GROUP) bogo
