@@ -245,11 +245,13 @@ clean:
 # against the shim in tests/bogo (see tests/bogo/README.md). Last line:
 # "N passed, N failed, N skipped".
 # ngtcp2 0.12.1's own quictls backend and examples, unmodified, on qtls (tests/ngtcp2/run.sh);
-# curl 7.88.1 with HTTP/3 on qtls and TCP on GnuTLS in one binary (tests/curl/run.sh). Both
-# run even when the first fails; make interop fails if either did.
+# curl 7.88.1 with HTTP/3 on qtls and TCP on GnuTLS in one binary (tests/curl/run.sh); HAProxy
+# 2.6 serving HTTP/3 on qtls (tests/haproxy/run.sh). Each runs even when one before it fails;
+# make interop fails if any did.
 interop:
 	@scripts/deps.sh build $(CC_GROUP) interop h3 curl
-	@rc=0; tests/ngtcp2/run.sh || rc=1; tests/curl/run.sh || rc=1; exit $$rc
+	@rc=0; tests/ngtcp2/run.sh || rc=1; tests/curl/run.sh || rc=1; tests/haproxy/run.sh || rc=1; \
+	    exit $$rc
 
 bogo:
 	@scripts/deps.sh build $(CC_GROUP) bogo

@@ -963,6 +963,7 @@ int SSL_CTX_set_session_id_context(SSL_CTX *ctx, const unsigned char *sid_ctx,
 int SSL_CTX_set_max_early_data(SSL_CTX *ctx, uint32_t max_early_data)
 {
     ctx->max_early_data = max_early_data;
+    ctx->early_set_on_ctx |= OWN_MAX_EARLY_DATA;
     return 1;
 }
 
@@ -971,6 +972,7 @@ uint32_t SSL_CTX_get_max_early_data(const SSL_CTX *ctx) { return ctx->max_early_
 int SSL_CTX_set_recv_max_early_data(SSL_CTX *ctx, uint32_t recv_max_early_data)
 {
     ctx->recv_max_early_data = recv_max_early_data;
+    ctx->early_set_on_ctx |= OWN_RECV_MAX_EARLY_DATA;
     return 1;
 }
 
@@ -990,6 +992,7 @@ void SSL_CTX_set_allow_early_data_cb(SSL_CTX *ctx, SSL_allow_early_data_cb_fn cb
 {
     ctx->allow_early_data_cb = cb;
     ctx->allow_early_data_arg = arg;
+    ctx->early_set_on_ctx |= OWN_ALLOW_EARLY_DATA_CB;
 }
 
 void SSL_CTX_set_client_cert_cb(SSL_CTX *ctx, int (*client_cert_cb)(SSL *, X509 **, EVP_PKEY **))

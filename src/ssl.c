@@ -43,6 +43,7 @@ static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
     c->post_handshake_auth = ctx->post_handshake_auth;
     c->sigalgs = ctx->sigalgs;
     c->client_sigalgs = ctx->client_sigalgs;
+    c->sec = ctx->sec;
     c->param = X509_VERIFY_PARAM_new();
     if (c->param == NULL || !X509_VERIFY_PARAM_inherit(c->param, ctx->param)) {
         ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
@@ -121,6 +122,11 @@ void SSL_free(SSL *s)
         certset_free(s->certs);
     OPENSSL_free(s->certs);
     ca_list_free(NULL, s);
+    sk_X509_pop_free(s->verified_chain, X509_free);
+    dh_params_free(&s->dh);
+    OPENSSL_free(s->raw_ciphers);
+    sk_SSL_CIPHER_free(s->cipher_stack);
+    sk_SSL_CIPHER_free(s->client_cipher_stack);
     SSL_CTX_free(s->ctx);
     OPENSSL_free(s);
 }
@@ -260,20 +266,16 @@ void *SSL_get_ex_data(const SSL *s, int idx) { return CRYPTO_get_ex_data(&s->ex_
 SSL_CTX *SSL_get_SSL_CTX(const SSL *s) { return s->ctx; }
 
 /*
- * The servername callback's way to pick a certificate by SNI: the handshake
- * reads the certificate, key and callbacks from s->ctx, so swapping the
- * context is enough; the connection's own copies (options, suites, groups,
- * verify settings, certificates set with SSL_use_*) stay. OpenSSL switches
- * back to the original context on NULL; qtls does not keep it, and NULL
- * leaves the context unchanged.
- */
-/*
- * Settings a connection inherited from its context at SSL_new, and that no SSL_set_* call has
- * changed, follow it to the new context: a virtual host's verify mode and depth, ticket count
- * and 0-RTT settings. A setting made on the connection stays (as OpenSSL keeps a session ID
- * context set on it). Certificates follow unless SSL_use_* / SSL_set_cert_cb gave the connection
- * its own (certset_of). The verification store, the client CA list and the ALPN,
- * servername and ticket callbacks are always read from the current context.
+ * The servername or client hello callback's way to pick a virtual host. Settings a connection
+ * inherited from its context at SSL_new, and that no SSL_set_* call has changed, follow it to the
+ * new context: verify mode and depth, ticket count. A setting made on the connection stays (as
+ * OpenSSL keeps a session ID context set on it). The 0-RTT settings follow only when the new
+ * context set them itself: OpenSSL never changes them on a switch, and HAProxy relies on that
+ * (it enables 0-RTT on the context its connections start from, not on the per-certificate
+ * contexts it switches to), while a virtual host that sets its own limit gets it. Certificates
+ * follow unless SSL_use_* / SSL_set_cert_cb gave the connection its own (certset_of). The
+ * verification store, the client CA list and the ALPN, servername and ticket callbacks are
+ * always read from the current context.
  */
 static void follow_ctx_settings(SSL *s, const SSL_CTX *to)
 {
@@ -286,16 +288,19 @@ static void follow_ctx_settings(SSL *s, const SSL_CTX *to)
         X509_VERIFY_PARAM_set_depth(s->param, X509_VERIFY_PARAM_get_depth(to->param));
     if (!(own & OWN_NUM_TICKETS))
         s->num_tickets = to->num_tickets;
-    if (!(own & OWN_MAX_EARLY_DATA))
+    unsigned early = to->early_set_on_ctx & ~own;
+    if (early & OWN_MAX_EARLY_DATA)
         s->max_early_data = to->max_early_data;
-    if (!(own & OWN_RECV_MAX_EARLY_DATA))
+    if (early & OWN_RECV_MAX_EARLY_DATA)
         s->recv_max_early_data = to->recv_max_early_data;
-    if (!(own & OWN_ALLOW_EARLY_DATA_CB)) {
+    if (early & OWN_ALLOW_EARLY_DATA_CB) {
         s->allow_early_data_cb = to->allow_early_data_cb;
         s->allow_early_data_arg = to->allow_early_data_arg;
     }
 }
 
+/* OpenSSL switches back to the original context on NULL; qtls does not keep it, and NULL leaves
+ * the context unchanged. */
 SSL_CTX *SSL_set_SSL_CTX(SSL *s, SSL_CTX *ctx)
 {
     if (ctx == NULL || ctx == s->ctx)
@@ -458,8 +463,8 @@ STACK_OF(X509) *SSL_get_peer_cert_chain(const SSL *s)
     return v;
 }
 
-/* Not kept yet: cert.c verifies the chain but does not store X509_STORE_CTX's result. */
-STACK_OF(X509) *SSL_get0_verified_chain(const SSL *s) { return NULL; }
+/* The chain X509_verify_cert built (cert.c), trust anchor included; NULL before or without one. */
+STACK_OF(X509) *SSL_get0_verified_chain(const SSL *s) { return s->verified_chain; }
 
 /* ------------------------------------------------------------------ */
 /* SNI and ALPN                                                        */
@@ -614,6 +619,9 @@ static long ssl_ctrl_cert(SSL *s, int cmd, long larg, void *parg)
     long r = certset_ctrl(NULL, s, cmd, larg, parg, &handled);
     if (handled)
         return r;
+    r = dh_ctrl(NULL, s, cmd, larg, parg, &handled); /* dh.c: stored only */
+    if (handled)
+        return r;
     ERR_raise_data(ERR_LIB_SSL, ERR_R_PASSED_INVALID_ARGUMENT, "unsupported ctrl %d", cmd);
     return 0;
 }
@@ -644,6 +652,8 @@ long SSL_ctrl(SSL *s, int cmd, long larg, void *parg)
     case SSL_CTRL_GET_MAX_CERT_LIST:
         /* The limit is the context's (quic.c reads it there); no per-connection value is kept. */
         return (long)s->ctx->max_cert_list;
+    case SSL_CTRL_GET_RAW_CIPHERLIST:
+        return cipher_lists_get_raw(s, parg);
     case SSL_CTRL_GET_TMP_KEY:
         /* The ephemeral key is freed with the handshake state: qtls does not keep it. */
         return qtls_not_implemented("SSL_get_tmp_key");

@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -306,6 +307,35 @@ static void connection_settings_survive_the_switch(void **state)
     assert_int_equal(SSL_get_num_tickets(s), 3);
 }
 
+/*
+ * 0-RTT settings follow a switch only when the new context set them itself: HAProxy enables
+ * 0-RTT on the context its connections start from and switches to per-certificate contexts that
+ * never mention it (OpenSSL keeps the connection's limit), so its tickets must still allow 0-RTT.
+ */
+static void early_data_limit_stays_unless_the_virtual_host_sets_one(void **state)
+{
+    struct fixture *f = *state;
+    f->seen.switch_to = f->vhost;
+    SSL_CTX_set_max_early_data(f->sctx, UINT32_MAX);
+    assert_true(start(f, "server.example"));
+    assert_true(mock_handshake(&f->p, 0));
+    assert_ptr_equal(SSL_get_SSL_CTX(f->p.server.ssl), f->vhost);
+    assert_int_equal(SSL_get_max_early_data(f->p.server.ssl), UINT32_MAX);
+    SSL_SESSION *s = SSL_get0_session(f->p.client.ssl);
+    assert_non_null(s);
+    assert_int_equal(SSL_SESSION_get_max_early_data(s), UINT32_MAX);
+
+    /* A virtual host that sets its own limit (here: no 0-RTT) gets it. */
+    mock_pair_free(&f->p);
+    SSL_CTX_set_max_early_data(f->vhost, 0);
+    assert_true(start(f, "server.example"));
+    assert_true(mock_handshake(&f->p, 0));
+    assert_int_equal(SSL_get_max_early_data(f->p.server.ssl), 0);
+    s = SSL_get0_session(f->p.client.ssl);
+    assert_non_null(s);
+    assert_int_equal(SSL_SESSION_get_max_early_data(s), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -322,6 +352,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(other_names_keep_the_default_certificate, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(virtual_host_settings_follow_the_switch, setup, teardown),
+        cmocka_unit_test_setup_teardown(early_data_limit_stays_unless_the_virtual_host_sets_one,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(connection_settings_survive_the_switch, setup, teardown),
     };
     return cmocka_run_group_tests_name("client_hello", tests, NULL, NULL);

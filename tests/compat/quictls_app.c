@@ -12,6 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* quictls declares these two in tls1.h and sslerr.h, which some sources include alone */
+#include <openssl/tls1.h>
+#ifndef TLSEXT_TYPE_quic_transport_parameters
+#error "<openssl/tls1.h> has no TLSEXT_TYPE_quic_transport_parameters"
+#endif
+#include <openssl/sslerr.h>
+#ifndef SSL_R_MISSING_QUIC_TRANSPORT_PARAMETERS_EXTENSION
+#error "<openssl/sslerr.h> has no SSL_R_MISSING_QUIC_TRANSPORT_PARAMETERS_EXTENSION"
+#endif
+
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
@@ -19,9 +29,6 @@
 
 #ifndef OPENSSL_INFO_QUIC
 #error "not a quictls-style <openssl/ssl.h>: no OPENSSL_INFO_QUIC"
-#endif
-#ifndef TLSEXT_TYPE_quic_transport_parameters
-#error "no TLSEXT_TYPE_quic_transport_parameters"
 #endif
 
 #define LEVELS 4
