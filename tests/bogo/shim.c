@@ -1027,7 +1027,7 @@ static SSL_CTX *setup_ctx(const struct config *cfg)
     if (cfg->cipher != NULL && !SSL_CTX_set_cipher_list(ctx, cfg->cipher))
         goto err;
     if (cfg->select_alpn != NULL || cfg->decline_alpn || cfg->reject_alpn ||
-        cfg->select_empty_alpn)
+        cfg->select_empty_alpn || cfg->expect_advertised_alpn != NULL)
         SSL_CTX_set_alpn_select_cb(ctx, alpn_select_cb, NULL);
     if (cfg->expect_server_name != NULL)
         SSL_CTX_set_tlsext_servername_callback(ctx, servername_cb);
@@ -1394,6 +1394,11 @@ static int check_handshake(struct conn *c)
                       cfg->expect_server_name);
             return 0;
         }
+    }
+    /* -expect-advertised-alpn is checked in the select callback: it must have run. */
+    if (cfg->is_server && cfg->expect_advertised_alpn != NULL && !c->alpn_select_done) {
+        fail_note(c, "the ALPN select callback did not run (-expect-advertised-alpn)");
+        return 0;
     }
     /* The server reports what its callback selected; the client what the test expects. */
     const char *want_alpn = cfg->is_server ? cfg->select_alpn : cfg->expect_alpn;
