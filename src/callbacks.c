@@ -171,14 +171,24 @@ size_t SSL_get_peer_finished(const SSL *s, void *buf, size_t count)
 }
 
 /* SSL_get_client_random(3)'s rules: outlen 0 asks for the size; zeros before the handshake. */
-size_t SSL_get_server_random(const SSL *ssl, unsigned char *out, size_t outlen)
+static size_t random_out(const uint8_t *random, size_t len, unsigned char *out, size_t outlen)
 {
     if (outlen == 0)
-        return sizeof(ssl->server_random);
-    if (outlen > sizeof(ssl->server_random))
-        outlen = sizeof(ssl->server_random);
-    memcpy(out, ssl->server_random, outlen);
+        return len;
+    if (outlen > len)
+        outlen = len;
+    memcpy(out, random, outlen);
     return outlen;
+}
+
+size_t SSL_get_server_random(const SSL *ssl, unsigned char *out, size_t outlen)
+{
+    return random_out(ssl->server_random, sizeof(ssl->server_random), out, outlen);
+}
+
+size_t SSL_get_client_random(const SSL *ssl, unsigned char *out, size_t outlen)
+{
+    return random_out(ssl->client_random, sizeof(ssl->client_random), out, outlen);
 }
 
 /* ------------------------------------------------------------------ */

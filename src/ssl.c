@@ -559,15 +559,6 @@ int SSL_select_next_proto(unsigned char **out, unsigned char *outlen, const unsi
     return OPENSSL_NPN_NO_OVERLAP;
 }
 
-size_t SSL_get_client_random(const SSL *s, unsigned char *out, size_t outlen)
-{
-    if (outlen == 0)
-        return sizeof(s->client_random);
-    if (outlen > sizeof(s->client_random))
-        outlen = sizeof(s->client_random);
-    memcpy(out, s->client_random, outlen);
-    return outlen;
-}
 
 /* ------------------------------------------------------------------ */
 /* Groups                                                              */
