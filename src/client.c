@@ -72,6 +72,7 @@ static enum hs_wait do_send_client_hello(SSL *c)
     wr_u8(w, 0);
     size_t exts = wr_open_vec(w, 2);
     ext_write_client_hello_extensions(c, w);
+    psk_write_client_extensions(c, w); /* pre_shared_key must be last (§4.2.11) */
     wr_close_vec(w, exts, 2);
     if (!psk_fill_binder(c, at) || !msg_end(c, at) || !psk_client_after_hello(c))
         return HS_ERROR;
@@ -149,7 +150,7 @@ static enum hs_wait process_server_hello(SSL *c, const struct ext_set *e, const 
     int ok = psk_client_server_hello(c, e) &&
              transcript_set_hash(&hs->transcript, c->cipher->hash) && msg_consume(c, whole) &&
              quic_set_read_level(c, ssl_encryption_handshake) &&
-             hs_derive_handshake_secrets(c, ecdhe, n);
+             sec_derive_handshake(c, ecdhe, n);
     OPENSSL_cleanse(ecdhe, sizeof(ecdhe));
     if (!ok)
         return HS_ERROR;
@@ -282,7 +283,7 @@ static enum hs_wait do_read_server_finished(SSL *c)
     enum hs_wait w = msg_read_finished(c, &hs->server_hs);
     if (w != HS_CONTINUE)
         return w;
-    if (!hs_derive_application_secrets(c))
+    if (!sec_derive_application(c))
         return HS_ERROR;
     hs->state = hs->cert_requested ? CS_SEND_CLIENT_CERTIFICATE : CS_SEND_CLIENT_FINISHED;
     return HS_CONTINUE;
@@ -333,7 +334,7 @@ static enum hs_wait do_send_client_certificate(SSL *c)
 
 static enum hs_wait do_send_client_finished(SSL *c)
 {
-    if (!msg_write_finished(c, &c->hs->client_hs) || !hs_derive_resumption_secret(c))
+    if (!msg_write_finished(c, &c->hs->client_hs) || !sec_derive_resumption(c))
         return HS_ERROR;
     c->hs->state = CS_DONE;
     return HS_DONE;

@@ -181,7 +181,7 @@ void ext_write_client_hello_extensions(SSL *c, struct wr *w)
         if (c->quic_tp_version != TLSEXT_TYPE_quic_transport_parameters)
             write_transport_params(c, w, EXT_QUIC_TP_DRAFT, off);
     }
-    psk_write_client_extensions(c, w); /* pre_shared_key must be last (§4.2.11) */
+    /* early_data and pre_shared_key follow, from resumption.c (client.c writes them last). */
 }
 
 /* ---- EncryptedExtensions (client side) ---- */

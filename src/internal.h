@@ -804,11 +804,23 @@ QTLS_MUST_CHECK int msg_check_certificate_verify(SSL *c, struct rd body, EVP_PKE
 QTLS_MUST_CHECK int msg_check_finished(SSL *c, struct rd body, const struct secret *base,
                                        const uint8_t *thash);
 
-/* Key schedule steps with delivery and key logging (handshake.c). */
-QTLS_MUST_CHECK int hs_derive_handshake_secrets(SSL *c, const uint8_t *ecdhe, size_t ecdhe_len);
-QTLS_MUST_CHECK int hs_derive_application_secrets(SSL *c);
-QTLS_MUST_CHECK int hs_derive_resumption_secret(SSL *c);
-void hs_keylog(SSL *c, const char *label, const struct secret *s);
+/*
+ * secrets.c: the connection's key schedule (RFC 8446 §7.1) below the state machines: each
+ * stage derived from the transcript, key-logged, delivered to the QUIC stack, wiped.
+ */
+/* Early Secret from the PSK offered (client) or accepted (server). */
+QTLS_MUST_CHECK int sec_set_psk(SSL *c, enum qtls_hash h, const struct secret *psk);
+/* The binder (into out, hash-length bytes) over the transcript plus a partial ClientHello. */
+QTLS_MUST_CHECK int sec_psk_binder(SSL *c, enum qtls_hash h, const uint8_t *partial, size_t len,
+                                   uint8_t *out);
+/* client_early_traffic_secret over the transcript plus `ch`; delivered for 0-RTT. */
+QTLS_MUST_CHECK int sec_derive_early(SSL *c, const uint8_t *ch, size_t ch_len);
+/* Handshake traffic secrets (after ServerHello), delivered at the handshake level. */
+QTLS_MUST_CHECK int sec_derive_handshake(SSL *c, const uint8_t *ecdhe, size_t ecdhe_len);
+/* Application traffic and exporter secrets (after server Finished), delivered. */
+QTLS_MUST_CHECK int sec_derive_application(SSL *c);
+/* resumption_master_secret (after client Finished). */
+QTLS_MUST_CHECK int sec_derive_resumption(SSL *c);
 
 /* resumption.c: PSK resumption with tickets and 0-RTT (RFC 8446 §4.2.10, §4.2.11, §4.6.1). */
 /* Client: decides whether to offer c->session, and early data; computes the PSK early secret. */

@@ -371,7 +371,7 @@ static enum hs_wait do_send_server_hello(SSL *c)
     /* ServerHello goes out at the initial level before the handshake keys are installed. */
     int ok = msg_end(c, at) && msg_flush_output(c) &&
              quic_set_read_level(c, ssl_encryption_handshake) &&
-             hs_derive_handshake_secrets(c, ecdhe, n);
+             sec_derive_handshake(c, ecdhe, n);
     OPENSSL_cleanse(ecdhe, sizeof(ecdhe));
     if (!ok)
         return HS_ERROR;
@@ -439,7 +439,7 @@ static enum hs_wait do_send_finished(SSL *c)
 {
     struct hs *hs = c->hs;
     if (!msg_write_finished(c, &hs->server_hs) || !msg_flush_output(c) ||
-        !hs_derive_application_secrets(c))
+        !sec_derive_application(c))
         return HS_ERROR;
     hs->state = hs->cert_requested ? SS_READ_CLIENT_CERTIFICATE : SS_READ_CLIENT_FINISHED;
     return HS_CONTINUE;
@@ -480,7 +480,7 @@ static enum hs_wait do_read_client_finished(SSL *c)
     enum hs_wait w = msg_read_finished(c, &hs->client_hs);
     if (w != HS_CONTINUE)
         return w;
-    if (!hs_derive_resumption_secret(c) || !psk_server_write_tickets(c))
+    if (!sec_derive_resumption(c) || !psk_server_write_tickets(c))
         return HS_ERROR;
     /*
      * SSL_new_session_ticket may ask for more tickets after the handshake (callbacks.c), so the
