@@ -21,6 +21,43 @@ enum client_state {
     CS_DONE,
 };
 
+/*
+ * RFC 9001 §4.1.4 (RFC 8446 §2): the level each state reads at. Initial until the
+ * ServerHello, Handshake until the server's Finished, then 1-RTT (post-handshake messages).
+ */
+static OSSL_ENCRYPTION_LEVEL read_level(enum client_state s)
+{
+    switch (s) {
+    case CS_SEND_CLIENT_HELLO:
+    case CS_READ_SERVER_HELLO:
+        return ssl_encryption_initial;
+    case CS_READ_ENCRYPTED_EXTENSIONS:
+    case CS_READ_CERTIFICATE_REQUEST:
+    case CS_READ_SERVER_CERTIFICATE:
+    case CS_READ_SERVER_CERTIFICATE_VERIFY:
+    case CS_READ_SERVER_FINISHED:
+        return ssl_encryption_handshake;
+    case CS_SEND_CLIENT_CERTIFICATE:
+    case CS_SEND_CLIENT_FINISHED:
+    case CS_DONE:
+        break;
+    }
+    return ssl_encryption_application;
+}
+
+/* Moves to state s and its read level; fails if input is left at the old level (§5.1). */
+static QTLS_MUST_CHECK int set_state(SSL *c, enum client_state s)
+{
+    c->hs->state = s;
+    return quic_set_read_level(c, read_level(s));
+}
+
+/* set_state, then w: what the state function asks of the driver. */
+static enum hs_wait next(SSL *c, enum client_state s, enum hs_wait w)
+{
+    return set_state(c, s) ? w : HS_ERROR;
+}
+
 /* §4.1.3: a ServerHello with this random is a HelloRetryRequest. */
 static const uint8_t hrr_random[32] = {
     0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
@@ -76,8 +113,7 @@ static enum hs_wait do_send_client_hello(SSL *c)
     wr_close_vec(w, exts, 2);
     if (!psk_fill_binder(c, at) || !msg_end(c, at) || !psk_client_after_hello(c))
         return HS_ERROR;
-    c->hs->state = CS_READ_SERVER_HELLO;
-    return HS_CONTINUE;
+    return next(c, CS_READ_SERVER_HELLO, HS_FLUSH); /* the client's first flight ends */
 }
 
 static int offered_suite(SSL *c, const SSL_CIPHER *s)
@@ -123,8 +159,7 @@ static enum hs_wait process_hello_retry_request(SSL *c, const struct ext_set *e,
     }
     if (!wr_ok(&hs->cookie))
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
-    hs->state = CS_SEND_CLIENT_HELLO;
-    return HS_CONTINUE;
+    return next(c, CS_SEND_CLIENT_HELLO, HS_CONTINUE);
 }
 
 /* §4.2.8: the server's share, in the group we offered; then the handshake keys. */
@@ -149,13 +184,9 @@ static enum hs_wait process_server_hello(SSL *c, const struct ext_set *e, const 
     hs->kex_key = NULL;
     int ok = psk_client_server_hello(c, e) &&
              transcript_set_hash(&hs->transcript, c->cipher->hash) && msg_consume(c, whole) &&
-             quic_set_read_level(c, ssl_encryption_handshake) &&
-             sec_derive_handshake(c, ecdhe, n);
+             set_state(c, CS_READ_ENCRYPTED_EXTENSIONS) && sec_derive_handshake(c, ecdhe, n);
     OPENSSL_cleanse(ecdhe, sizeof(ecdhe));
-    if (!ok)
-        return HS_ERROR;
-    hs->state = CS_READ_ENCRYPTED_EXTENSIONS;
-    return HS_CONTINUE;
+    return ok ? HS_CONTINUE : HS_ERROR;
 }
 
 /* §4.1.3: ServerHello and HelloRetryRequest share one structure. */
@@ -211,8 +242,8 @@ static enum hs_wait do_read_encrypted_extensions(SSL *c)
         !msg_consume(c, &whole))
         return HS_ERROR;
     /* A resumed handshake authenticates with the PSK: no certificate messages (§2.2). */
-    c->hs->state = c->hs->resumed ? CS_READ_SERVER_FINISHED : CS_READ_CERTIFICATE_REQUEST;
-    return HS_CONTINUE;
+    return next(c, c->hs->resumed ? CS_READ_SERVER_FINISHED : CS_READ_CERTIFICATE_REQUEST,
+                HS_CONTINUE);
 }
 
 /* §4.3.2: optional; remembers the context and the schemes for our CertificateVerify. */
@@ -225,9 +256,8 @@ static enum hs_wait do_read_certificate_request(SSL *c)
     int r = msg_read(c, &type, &body, &whole);
     if (r <= 0)
         return r == 0 ? HS_WANT_MESSAGE : HS_ERROR;
-    hs->state = CS_READ_SERVER_CERTIFICATE;
     if (type != HT_CERTIFICATE_REQUEST)
-        return HS_CONTINUE;
+        return next(c, CS_READ_SERVER_CERTIFICATE, HS_CONTINUE);
     /* §4.3.2: the context is empty outside post-handshake auth, which QUIC forbids. */
     if (!rd_vec8(&body, &context) || !rd_vec16(&body, &exts) || !rd_empty(&body) ||
         !rd_empty(&context))
@@ -249,7 +279,9 @@ static enum hs_wait do_read_certificate_request(SSL *c)
     if (!wr_ok(&hs->cert_request_context))
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
     hs->cert_requested = 1;
-    return msg_consume(c, &whole) ? HS_CONTINUE : HS_ERROR;
+    if (!msg_consume(c, &whole))
+        return HS_ERROR;
+    return next(c, CS_READ_SERVER_CERTIFICATE, HS_CONTINUE);
 }
 
 static enum hs_wait do_read_server_certificate(SSL *c)
@@ -261,8 +293,7 @@ static enum hs_wait do_read_server_certificate(SSL *c)
     if (!msg_parse_certificate(c, body, 0) || !cert_verify_peer_chain(c, c->peer_chain) ||
         !msg_consume(c, &whole))
         return HS_ERROR;
-    c->hs->state = CS_READ_SERVER_CERTIFICATE_VERIFY;
-    return HS_CONTINUE;
+    return next(c, CS_READ_SERVER_CERTIFICATE_VERIFY, HS_CONTINUE);
 }
 
 static enum hs_wait do_read_server_certificate_verify(SSL *c)
@@ -273,8 +304,7 @@ static enum hs_wait do_read_server_certificate_verify(SSL *c)
     /* The certificate is proven: the status callback may judge its stapled response. */
     if (!ocsp_client_run_cb(c))
         return HS_ERROR;
-    c->hs->state = CS_READ_SERVER_FINISHED;
-    return HS_CONTINUE;
+    return next(c, CS_READ_SERVER_FINISHED, HS_CONTINUE);
 }
 
 static enum hs_wait do_read_server_finished(SSL *c)
@@ -283,9 +313,10 @@ static enum hs_wait do_read_server_finished(SSL *c)
     enum hs_wait w = msg_read_finished(c, &hs->server_hs);
     if (w != HS_CONTINUE)
         return w;
-    if (!sec_derive_application(c))
+    /* The server's flight is read: anything after it is post-handshake, at 1-RTT. */
+    if (!set_state(c, hs->cert_requested ? CS_SEND_CLIENT_CERTIFICATE : CS_SEND_CLIENT_FINISHED) ||
+        !sec_derive_application(c))
         return HS_ERROR;
-    hs->state = hs->cert_requested ? CS_SEND_CLIENT_CERTIFICATE : CS_SEND_CLIENT_FINISHED;
     return HS_CONTINUE;
 }
 
@@ -328,16 +359,14 @@ static enum hs_wait do_send_client_certificate(SSL *c)
              (!have || msg_write_certificate_verify(c, hs->cert.pkey, scheme));
     if (!ok)
         return HS_ERROR;
-    hs->state = CS_SEND_CLIENT_FINISHED;
-    return HS_CONTINUE;
+    return next(c, CS_SEND_CLIENT_FINISHED, HS_CONTINUE);
 }
 
 static enum hs_wait do_send_client_finished(SSL *c)
 {
     if (!msg_write_finished(c, &c->hs->client_hs) || !sec_derive_resumption(c))
         return HS_ERROR;
-    c->hs->state = CS_DONE;
-    return HS_DONE;
+    return next(c, CS_DONE, HS_DONE);
 }
 
 enum hs_wait client_step(SSL *c)

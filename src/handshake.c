@@ -39,18 +39,6 @@ void hs_free(SSL *c)
     c->hs = NULL;
 }
 
-/* Hands the packed output over and ends the flight if anything was written. */
-static int end_flight(SSL *c)
-{
-    if (!msg_flush_output(c))
-        return 0;
-    if (c->hs->flight_pending) {
-        c->hs->flight_pending = 0;
-        return quic_flush_flight(c);
-    }
-    return 1;
-}
-
 static int fail_handshake(SSL *c)
 {
     if (c->alert == 0)
@@ -65,6 +53,26 @@ static int fail_handshake(SSL *c)
 
 static int drive_handshake(SSL *s);
 
+/* Server: the tickets SSL_new_session_ticket queued after the handshake, as one flight. */
+static int send_queued_tickets(SSL *c)
+{
+    if (!c->server || c->extra_tickets == 0)
+        return 1;
+    size_t n = c->extra_tickets;
+    c->extra_tickets = 0;
+    c->hs = OPENSSL_zalloc(sizeof(*c->hs)); /* the writer of msg_begin / msg_end */
+    if (c->hs == NULL) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+        return 0;
+    }
+    transcript_init(&c->hs->transcript);
+    int ok = psk_server_write_n_tickets(c, n) && msg_end_flight(c);
+    hs_free(c);
+    if (!ok)
+        quic_send_pending_alert(c);
+    return ok;
+}
+
 int SSL_do_handshake(SSL *s)
 {
     s->want_read = 0;
@@ -78,7 +86,7 @@ int SSL_do_handshake(SSL *s)
         return -1;
     }
     if (s->phase == PHASE_DONE) /* after the handshake: tickets SSL_new_session_ticket queued */
-        return cb_send_queued_tickets(s) ? 1 : -1;
+        return send_queued_tickets(s) ? 1 : -1;
     /* A stale error from the caller would turn want-read into SSL_ERROR_SSL (as in libssl). */
     ERR_clear_error();
     if (s->phase == PHASE_FAILED) {
@@ -103,8 +111,12 @@ static int drive_handshake(SSL *s)
         switch (w) {
         case HS_CONTINUE:
             continue;
+        case HS_FLUSH:
+            if (!msg_end_flight(s))
+                return fail_handshake(s);
+            continue;
         case HS_WANT_MESSAGE:
-            if (!end_flight(s))
+            if (!msg_end_flight(s))
                 return fail_handshake(s);
             s->want_read = 1;
             return -1;
@@ -115,10 +127,11 @@ static int drive_handshake(SSL *s)
             s->want_x509_lookup = 1;
             return -1;
         case HS_DONE:
-            if (!end_flight(s))
+            if (!msg_end_flight(s))
                 return fail_handshake(s);
             s->phase = PHASE_DONE;
-            s->read_level = s->write_level = ssl_encryption_application;
+            /* The read level is 1-RTT since the peer's Finished; ours follows our last flight. */
+            s->write_level = ssl_encryption_application;
             hs_free(s);
             cb_info(s, SSL_CB_HANDSHAKE_DONE, 1);
             return 1;

@@ -607,6 +607,7 @@ enum hs_wait {
     HS_ERROR,
     HS_CONTINUE,
     HS_WANT_MESSAGE,
+    HS_FLUSH, /* a flight ends here: hand it to the QUIC stack and flush, then go on */
     HS_DONE,
     HS_WANT_CLIENT_HELLO_CB,
     HS_WANT_X509_LOOKUP
@@ -773,8 +774,13 @@ void hs_free(SSL *c);
 size_t msg_begin(SSL *c, OSSL_ENCRYPTION_LEVEL level, uint8_t type);
 /* Closes it, adds it to the transcript. */
 QTLS_MUST_CHECK int msg_end(SSL *c, size_t at);
-/* Hands over packed output at its level (called at level changes and flushes). */
+/*
+ * Hands over packed output at its level (add_handshake_data): at a level change, and before
+ * new keys are delivered so that the peer gets the message before what they protect.
+ */
 QTLS_MUST_CHECK int msg_flush_output(SSL *c);
+/* Ends a flight: hands over the output, then flush_flight if anything was handed over. */
+QTLS_MUST_CHECK int msg_end_flight(SSL *c);
 /*
  * Reads the next message: 1 with type and body, 0 if more data is needed,
  * -1 on error. Rejects KeyUpdate and the types QUIC never carries.
@@ -870,8 +876,6 @@ QTLS_MUST_CHECK int quic_take_peer_tp(SSL *c, const struct ext_set *e);
 void cb_info(const SSL *c, int where, int ret);
 void cb_handshake_message(SSL *c, int sent, const uint8_t *msg, size_t len);
 void cb_alert_sent(SSL *c, uint8_t alert);
-/* Server: sends the tickets SSL_new_session_ticket queued after the handshake. */
-QTLS_MUST_CHECK int cb_send_queued_tickets(SSL *c);
 
 /* compat_tcp.c: frees the connection's BIOs (SSL_free). */
 void compat_free_bios(SSL *s);

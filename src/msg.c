@@ -46,6 +46,17 @@ int msg_flush_output(SSL *c)
     return ok;
 }
 
+int msg_end_flight(SSL *c)
+{
+    if (!msg_flush_output(c))
+        return 0;
+    if (c->hs->flight_pending) {
+        c->hs->flight_pending = 0;
+        return quic_flush_flight(c);
+    }
+    return 1;
+}
+
 /* ---- input ---- */
 
 int msg_read(SSL *c, uint8_t *type, struct rd *body, struct rd *whole)
@@ -108,9 +119,8 @@ enum hs_wait msg_read_finished(SSL *c, const struct secret *base)
     uint8_t thash[EVP_MAX_MD_SIZE];
     if (!msg_read_expected(c, HT_FINISHED, &body, &whole, &wait))
         return wait;
-    /* After the peer's Finished the next message, if any, is post-handshake. */
     if (!transcript_hash(&c->hs->transcript, thash) || !msg_check_finished(c, body, base, thash) ||
-        !msg_consume(c, &whole) || !quic_set_read_level(c, ssl_encryption_application))
+        !msg_consume(c, &whole))
         return HS_ERROR;
     return HS_CONTINUE;
 }

@@ -229,6 +229,8 @@ void quic_consume_message(SSL *c, size_t len) { c->in_off[c->read_level] += len;
 /* RFC 8446 §5.1: handshake messages must not span key changes. */
 int quic_set_read_level(SSL *c, OSSL_ENCRYPTION_LEVEL level)
 {
+    if (level == c->read_level)
+        return 1;
     struct rd left = pending_input(c, c->read_level);
     if (!rd_empty(&left))
         return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, QTLS_R_EXCESS_HANDSHAKE_DATA);

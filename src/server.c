@@ -23,6 +23,46 @@ enum server_state {
     SS_DONE,
 };
 
+/*
+ * RFC 9001 §4.1.4 (RFC 8446 §2): the level each state reads at. Initial until the ServerHello
+ * is sent, Handshake until the client's Finished, then 1-RTT.
+ */
+static OSSL_ENCRYPTION_LEVEL read_level(enum server_state s)
+{
+    switch (s) {
+    case SS_READ_CLIENT_HELLO:
+    case SS_CHOOSE_CERTIFICATE:
+    case SS_SEND_HELLO_RETRY_REQUEST:
+    case SS_SEND_SERVER_HELLO:
+        return ssl_encryption_initial;
+    case SS_SEND_ENCRYPTED_EXTENSIONS:
+    case SS_SEND_CERTIFICATE_REQUEST:
+    case SS_SEND_CERTIFICATE:
+    case SS_SEND_CERTIFICATE_VERIFY:
+    case SS_SEND_FINISHED:
+    case SS_READ_CLIENT_CERTIFICATE:
+    case SS_READ_CLIENT_CERTIFICATE_VERIFY:
+    case SS_READ_CLIENT_FINISHED:
+        return ssl_encryption_handshake;
+    case SS_DONE:
+        break;
+    }
+    return ssl_encryption_application;
+}
+
+/* Moves to state s and its read level; fails if input is left at the old level (§5.1). */
+static QTLS_MUST_CHECK int set_state(SSL *c, enum server_state s)
+{
+    c->hs->state = s;
+    return quic_set_read_level(c, read_level(s));
+}
+
+/* set_state, then w: what the state function asks of the driver. */
+static enum hs_wait next(SSL *c, enum server_state s, enum hs_wait w)
+{
+    return set_state(c, s) ? w : HS_ERROR;
+}
+
 static const uint8_t hrr_random[32] = {
     0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
     0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
@@ -223,15 +263,11 @@ static int keep_peer_share(SSL *c, struct rd share)
 static enum hs_wait do_choose_certificate(SSL *c)
 {
     struct hs *hs = c->hs;
-    hs->state = SS_SEND_SERVER_HELLO;
     if (hs->resumed)
-        return HS_CONTINUE;
+        return next(c, SS_SEND_SERVER_HELLO, HS_CONTINUE);
     int r = certset_run_cb(c);
-    if (r <= 0) {
-        if (r < 0)
-            hs->state = SS_CHOOSE_CERTIFICATE; /* SSL_do_handshake runs the callback again */
+    if (r <= 0) /* on retry the state stays: SSL_do_handshake runs the callback again */
         return r == 0 ? HS_ERROR : HS_WANT_X509_LOOKUP;
-    }
     const struct cert_set *set = certset_of(c);
     int any = 0;
     for (int i = 0; i < CERT_SLOTS; i++)
@@ -244,7 +280,9 @@ static enum hs_wait do_choose_certificate(SSL *c)
             return HS_ERROR;
         return qtls_fail(c, SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_SUITABLE_SIGNATURE_ALGORITHM);
     }
-    return ocsp_server_run_cb(c) ? HS_CONTINUE : HS_ERROR;
+    if (!ocsp_server_run_cb(c))
+        return HS_ERROR;
+    return next(c, SS_SEND_SERVER_HELLO, HS_CONTINUE);
 }
 
 static enum hs_wait do_read_client_hello(SSL *c)
@@ -293,8 +331,7 @@ static enum hs_wait do_read_client_hello(SSL *c)
     if (!msg_consume(c, &whole))
         return HS_ERROR;
     c->version = TLS1_3_VERSION;
-    hs->state = need_hrr ? SS_SEND_HELLO_RETRY_REQUEST : SS_CHOOSE_CERTIFICATE;
-    return HS_CONTINUE;
+    return next(c, need_hrr ? SS_SEND_HELLO_RETRY_REQUEST : SS_CHOOSE_CERTIFICATE, HS_CONTINUE);
 }
 
 /* ServerHello and HelloRetryRequest: struct ServerHello (§4.1.3). */
@@ -333,8 +370,7 @@ static enum hs_wait do_send_hello_retry_request(SSL *c)
     if (!msg_end(c, at))
         return HS_ERROR;
     hs->hrr_done = 1;
-    hs->state = SS_READ_CLIENT_HELLO;
-    return HS_CONTINUE;
+    return next(c, SS_READ_CLIENT_HELLO, HS_FLUSH); /* a flight of its own (§4.1.4) */
 }
 
 static enum hs_wait do_send_server_hello(SSL *c)
@@ -369,14 +405,10 @@ static enum hs_wait do_send_server_hello(SSL *c)
     psk_server_write_server_hello_extension(c, w);
     wr_close_vec(w, exts, 2);
     /* ServerHello goes out at the initial level before the handshake keys are installed. */
-    int ok = msg_end(c, at) && msg_flush_output(c) &&
-             quic_set_read_level(c, ssl_encryption_handshake) &&
+    int ok = msg_end(c, at) && msg_flush_output(c) && set_state(c, SS_SEND_ENCRYPTED_EXTENSIONS) &&
              sec_derive_handshake(c, ecdhe, n);
     OPENSSL_cleanse(ecdhe, sizeof(ecdhe));
-    if (!ok)
-        return HS_ERROR;
-    hs->state = SS_SEND_ENCRYPTED_EXTENSIONS;
-    return HS_CONTINUE;
+    return ok ? HS_CONTINUE : HS_ERROR;
 }
 
 /* Built after the handshake secrets were delivered: the QUIC stack may set its parameters then. */
@@ -390,12 +422,10 @@ static enum hs_wait do_send_encrypted_extensions(SSL *c)
     if (!msg_end(c, at))
         return HS_ERROR;
     if (c->hs->resumed) /* authenticated by the PSK (§2.2) */
-        c->hs->state = SS_SEND_FINISHED;
-    else if (c->verify_mode & SSL_VERIFY_PEER)
-        c->hs->state = SS_SEND_CERTIFICATE_REQUEST;
-    else
-        c->hs->state = SS_SEND_CERTIFICATE;
-    return HS_CONTINUE;
+        return next(c, SS_SEND_FINISHED, HS_CONTINUE);
+    if (c->verify_mode & SSL_VERIFY_PEER)
+        return next(c, SS_SEND_CERTIFICATE_REQUEST, HS_CONTINUE);
+    return next(c, SS_SEND_CERTIFICATE, HS_CONTINUE);
 }
 
 /* §4.3.2: an empty context, the schemes we accept and the CAs we name (ca_list.c). */
@@ -414,24 +444,21 @@ static enum hs_wait do_send_certificate_request(SSL *c)
     if (!msg_end(c, at))
         return HS_ERROR;
     c->hs->cert_requested = 1;
-    c->hs->state = SS_SEND_CERTIFICATE;
-    return HS_CONTINUE;
+    return next(c, SS_SEND_CERTIFICATE, HS_CONTINUE);
 }
 
 static enum hs_wait do_send_certificate(SSL *c)
 {
     if (!msg_write_certificate(c, NULL, 0, &c->hs->cert))
         return HS_ERROR;
-    c->hs->state = SS_SEND_CERTIFICATE_VERIFY;
-    return HS_CONTINUE;
+    return next(c, SS_SEND_CERTIFICATE_VERIFY, HS_CONTINUE);
 }
 
 static enum hs_wait do_send_certificate_verify(SSL *c)
 {
     if (!msg_write_certificate_verify(c, c->hs->cert.pkey, c->hs->sigscheme))
         return HS_ERROR;
-    c->hs->state = SS_SEND_FINISHED;
-    return HS_CONTINUE;
+    return next(c, SS_SEND_FINISHED, HS_CONTINUE);
 }
 
 /* After our Finished the application keys exist; the 1-RTT write key allows 0.5-RTT data. */
@@ -441,8 +468,9 @@ static enum hs_wait do_send_finished(SSL *c)
     if (!msg_write_finished(c, &hs->server_hs) || !msg_flush_output(c) ||
         !sec_derive_application(c))
         return HS_ERROR;
-    hs->state = hs->cert_requested ? SS_READ_CLIENT_CERTIFICATE : SS_READ_CLIENT_FINISHED;
-    return HS_CONTINUE;
+    /* The server's flight ends with its Finished. */
+    return next(c, hs->cert_requested ? SS_READ_CLIENT_CERTIFICATE : SS_READ_CLIENT_FINISHED,
+                HS_FLUSH);
 }
 
 static enum hs_wait do_read_client_certificate(SSL *c)
@@ -457,21 +485,22 @@ static enum hs_wait do_read_client_certificate(SSL *c)
         if (c->verify_mode & SSL_VERIFY_FAIL_IF_NO_PEER_CERT) /* §4.4.2.4 */
             return qtls_fail(c, SSL_AD_CERTIFICATE_REQUIRED,
                              SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE);
-        c->hs->state = SS_READ_CLIENT_FINISHED;
-    } else {
-        if (!cert_verify_peer_chain(c, c->peer_chain))
-            return HS_ERROR;
-        c->hs->state = SS_READ_CLIENT_CERTIFICATE_VERIFY;
+    } else if (!cert_verify_peer_chain(c, c->peer_chain)) {
+        return HS_ERROR;
     }
-    return msg_consume(c, &whole) ? HS_CONTINUE : HS_ERROR;
+    if (!msg_consume(c, &whole))
+        return HS_ERROR;
+    enum server_state to =
+        c->peer_cert == NULL ? SS_READ_CLIENT_FINISHED : SS_READ_CLIENT_CERTIFICATE_VERIFY;
+    return next(c, to, HS_CONTINUE);
 }
 
 static enum hs_wait do_read_client_certificate_verify(SSL *c)
 {
     enum hs_wait w = msg_read_certificate_verify(c);
-    if (w == HS_CONTINUE)
-        c->hs->state = SS_READ_CLIENT_FINISHED;
-    return w;
+    if (w != HS_CONTINUE)
+        return w;
+    return next(c, SS_READ_CLIENT_FINISHED, HS_CONTINUE);
 }
 
 static enum hs_wait do_read_client_finished(SSL *c)
@@ -480,7 +509,8 @@ static enum hs_wait do_read_client_finished(SSL *c)
     enum hs_wait w = msg_read_finished(c, &hs->client_hs);
     if (w != HS_CONTINUE)
         return w;
-    if (!sec_derive_resumption(c) || !psk_server_write_tickets(c))
+    /* The client's Finished is read: anything after it is post-handshake, at 1-RTT. */
+    if (!set_state(c, SS_DONE) || !sec_derive_resumption(c) || !psk_server_write_tickets(c))
         return HS_ERROR;
     /*
      * SSL_new_session_ticket may ask for more tickets after the handshake (callbacks.c), so the
@@ -488,7 +518,6 @@ static enum hs_wait do_read_client_finished(SSL *c)
      */
     if (!c->tickets_allowed || (c->options & SSL_OP_NO_TICKET))
         secret_wipe(&c->resumption_secret);
-    hs->state = SS_DONE;
     return HS_DONE;
 }
 
