@@ -87,11 +87,11 @@ static enum hs_wait do_send_client_hello(SSL *c)
     struct hs *hs = c->hs;
     struct wr *w = &hs->out;
     if (c->alpn_len == 0) /* RFC 9001 §8.1 */
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_NO_APPLICATION_PROTOCOL);
+        return hs_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_NO_APPLICATION_PROTOCOL);
     if (!hs->hrr_done) {
         const struct group *g = c->n_groups > 0 ? group_by_id(c->groups[0]) : NULL;
         if (g == NULL)
-            return qtls_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_NO_SHARED_GROUPS);
+            return hs_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_NO_SHARED_GROUPS);
         if (!crypto_random(c->client_random, sizeof(c->client_random)) || !make_key_share(c, g))
             return HS_ERROR;
     }
@@ -132,12 +132,12 @@ static enum hs_wait process_hello_retry_request(SSL *c, const struct ext_set *e,
     uint16_t group_id;
     struct rd ks = e->body[EXT_KEY_SHARE], cookie, cb = e->body[EXT_COOKIE];
     if (hs->hrr_done) /* only one HelloRetryRequest per handshake */
-        return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_UNEXPECTED_MESSAGE);
+        return hs_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_UNEXPECTED_MESSAGE);
     if (!ext_has(e, EXT_KEY_SHARE) && !ext_has(e, EXT_COOKIE))
-        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_HELLO_REQUEST);
+        return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_HELLO_REQUEST);
     if (ext_has(e, EXT_COOKIE)) {
         if (!rd_vec16(&cb, &cookie) || !rd_empty(&cb) || rd_empty(&cookie))
-            return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+            return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
         wr_bytes(&hs->cookie, cookie.p, cookie.n);
     }
     if (!transcript_set_hash(&hs->transcript, c->cipher->hash) ||
@@ -147,18 +147,18 @@ static enum hs_wait process_hello_retry_request(SSL *c, const struct ext_set *e,
     hs->hrr_cipher = c->cipher;
     if (ext_has(e, EXT_KEY_SHARE)) {
         if (!rd_u16(&ks, &group_id) || !rd_empty(&ks))
-            return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+            return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
         /* §4.2.8: a group we support, and not the one we already sent. */
         int ours = 0;
         for (size_t i = 0; i < c->n_groups; i++)
             ours |= c->groups[i] == group_id;
         if (!ours || group_id == hs->kex_group->id || group_by_id(group_id) == NULL)
-            return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE);
+            return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE);
         if (!make_key_share(c, group_by_id(group_id)))
             return HS_ERROR;
     }
     if (!wr_ok(&hs->cookie))
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+        return hs_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
     return next(c, CS_SEND_CLIENT_HELLO, HS_CONTINUE);
 }
 
@@ -170,15 +170,15 @@ static enum hs_wait process_server_hello(SSL *c, const struct ext_set *e, const 
     uint16_t group_id;
     uint8_t ecdhe[128];
     if (!ext_has(e, EXT_KEY_SHARE))
-        return qtls_fail(c, SSL_AD_MISSING_EXTENSION, QTLS_R_MISSING_EXTENSION);
+        return hs_fail(c, SSL_AD_MISSING_EXTENSION, QTLS_R_MISSING_EXTENSION);
     if (!rd_u16(&ks, &group_id) || !rd_vec16(&ks, &share) || !rd_empty(&ks))
-        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+        return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (group_id != hs->kex_group->id)
-        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE);
+        return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE);
     size_t n = crypto_kex_derive(hs->kex_group, hs->kex_key, share.p, share.n, ecdhe,
                                  sizeof(ecdhe));
     if (n == 0)
-        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
+        return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
     c->group_id = group_id;
     EVP_PKEY_free(hs->kex_key);
     hs->kex_key = NULL;
@@ -202,25 +202,25 @@ static enum hs_wait do_read_server_hello(SSL *c)
     if (!rd_u16(&body, &legacy_version) || !rd_copy(&body, random, sizeof(random)) ||
         !rd_vec8(&body, &session_id) || !rd_u16(&body, &suite_id) ||
         !rd_u8(&body, &compression) || !rd_vec16(&body, &exts) || !rd_empty(&body))
-        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+        return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     int is_hrr = memcmp(random, hrr_random, sizeof(random)) == 0;
     if (!ext_split(c, is_hrr ? EM_HRR : EM_SH, exts, c->hs->offered, &e))
         return HS_ERROR;
     /* §4.2.1: TLS 1.3 is negotiated by supported_versions alone. */
     struct rd sv = e.body[EXT_SUPPORTED_VERSIONS];
     if (!ext_has(&e, EXT_SUPPORTED_VERSIONS))
-        return qtls_fail(c, SSL_AD_PROTOCOL_VERSION, SSL_R_UNSUPPORTED_PROTOCOL);
+        return hs_fail(c, SSL_AD_PROTOCOL_VERSION, SSL_R_UNSUPPORTED_PROTOCOL);
     if (!rd_u16(&sv, &version) || !rd_empty(&sv))
-        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+        return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (version != TLS1_3_VERSION || legacy_version != TLS1_2_VERSION)
-        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_UNSUPPORTED_PROTOCOL);
+        return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_UNSUPPORTED_PROTOCOL);
     if (!rd_empty(&session_id) || compression != 0)
-        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_DATA);
+        return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_DATA);
     const SSL_CIPHER *suite = suite_by_tls_id(suite_id);
     /* §4.1.4: the ServerHello must keep the suite of the HelloRetryRequest. */
     if (suite == NULL || !offered_suite(c, suite) ||
         (c->hs->hrr_cipher != NULL && c->hs->hrr_cipher != suite))
-        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CIPHER_RETURNED);
+        return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CIPHER_RETURNED);
     c->cipher = suite;
     c->version = TLS1_3_VERSION;
     return is_hrr ? process_hello_retry_request(c, &e, &whole)
@@ -236,7 +236,7 @@ static enum hs_wait do_read_encrypted_extensions(SSL *c)
     if (!msg_read_expected(c, HT_ENCRYPTED_EXTENSIONS, &body, &whole, &wait))
         return wait;
     if (!rd_vec16(&body, &exts) || !rd_empty(&body))
-        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+        return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (!ext_split(c, EM_EE, exts, c->hs->offered, &e) ||
         !ext_process_encrypted_extensions(c, &e) || !psk_client_encrypted_extensions(c, &e) ||
         !msg_consume(c, &whole))
@@ -261,14 +261,14 @@ static enum hs_wait do_read_certificate_request(SSL *c)
     /* §4.3.2: the context is empty outside post-handshake auth, which QUIC forbids. */
     if (!rd_vec8(&body, &context) || !rd_vec16(&body, &exts) || !rd_empty(&body) ||
         !rd_empty(&context))
-        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+        return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (!ext_split(c, EM_CR, exts, 0, &e) || !ca_list_take(c, &e))
         return HS_ERROR;
     struct rd sa = e.body[EXT_SIGNATURE_ALGORITHMS];
     if (!ext_has(&e, EXT_SIGNATURE_ALGORITHMS))
-        return qtls_fail(c, SSL_AD_MISSING_EXTENSION, SSL_R_MISSING_SIGALGS_EXTENSION);
+        return hs_fail(c, SSL_AD_MISSING_EXTENSION, SSL_R_MISSING_SIGALGS_EXTENSION);
     if (!rd_vec16(&sa, &list) || !rd_empty(&sa) || list.n == 0 || list.n % 2 != 0)
-        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+        return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     uint16_t id;
     hs->n_peer_sigschemes = 0;
     while (rd_u16(&list, &id))
@@ -277,7 +277,7 @@ static enum hs_wait do_read_certificate_request(SSL *c)
             hs->peer_sigschemes[hs->n_peer_sigschemes++] = id;
     wr_bytes(&hs->cert_request_context, context.p, context.n);
     if (!wr_ok(&hs->cert_request_context))
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+        return hs_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
     hs->cert_requested = 1;
     if (!msg_consume(c, &whole))
         return HS_ERROR;
@@ -393,5 +393,5 @@ enum hs_wait client_step(SSL *c)
     case CS_DONE:
         return HS_DONE;
     }
-    return qtls_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_BAD_HANDSHAKE_STATE);
+    return hs_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_BAD_HANDSHAKE_STATE);
 }

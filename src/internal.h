@@ -590,7 +590,7 @@ void quic_send_pending_alert(SSL *c);
  * read level if one is buffered; 0 if more data is needed; -1 on a level
  * violation (error already raised).
  */
-int quic_peek_message(SSL *c, struct rd *msg);
+QTLS_MUST_CHECK int quic_peek_message(SSL *c, struct rd *msg);
 /* Drops the message returned by quic_peek_message. */
 void quic_consume_message(SSL *c, size_t len);
 /* Changes the read level; fails if bytes are left at the old level (RFC 8446 §5.1). */
@@ -612,6 +612,12 @@ enum hs_wait {
     HS_WANT_CLIENT_HELLO_CB,
     HS_WANT_X509_LOOKUP
 };
+
+/*
+ * qtls_fail for a state function: the same error and alert, and HS_ERROR as its result, so that
+ * no state function returns an int that happens to equal HS_ERROR.
+ */
+#define hs_fail(c, alert, reason) (qtls_fail((c), (alert), (reason)), HS_ERROR)
 
 /* Extensions the engine knows; the table in extensions.c gives codepoints. */
 enum ext_idx {
@@ -785,7 +791,7 @@ QTLS_MUST_CHECK int msg_end_flight(SSL *c);
  * Reads the next message: 1 with type and body, 0 if more data is needed,
  * -1 on error. Rejects KeyUpdate and the types QUIC never carries.
  */
-int msg_read(SSL *c, uint8_t *type, struct rd *body, struct rd *whole);
+QTLS_MUST_CHECK int msg_read(SSL *c, uint8_t *type, struct rd *body, struct rd *whole);
 /* Consumes a message read by msg_read, adding it to the transcript. */
 QTLS_MUST_CHECK int msg_consume(SSL *c, const struct rd *whole);
 /* Fails with unexpected_message unless type == want. */
@@ -794,9 +800,9 @@ QTLS_MUST_CHECK int msg_expect(SSL *c, uint8_t type, uint8_t want);
 QTLS_MUST_CHECK int msg_read_expected(SSL *c, uint8_t want, struct rd *body, struct rd *whole,
                                       enum hs_wait *wait);
 /* Reads and checks the peer's CertificateVerify against c->peer_cert: HS_CONTINUE when done. */
-enum hs_wait msg_read_certificate_verify(SSL *c);
+QTLS_MUST_CHECK enum hs_wait msg_read_certificate_verify(SSL *c);
 /* Reads and checks the peer's Finished (base: its handshake traffic secret): HS_CONTINUE. */
-enum hs_wait msg_read_finished(SSL *c, const struct secret *base);
+QTLS_MUST_CHECK enum hs_wait msg_read_finished(SSL *c, const struct secret *base);
 
 /* Shared by both sides (msg.c). */
 QTLS_MUST_CHECK int msg_write_certificate(SSL *c, const uint8_t *context, size_t context_len,
@@ -853,8 +859,8 @@ QTLS_MUST_CHECK int psk_server_write_n_tickets(SSL *c, size_t n);
 QTLS_MUST_CHECK int psk_client_process_ticket(SSL *c, struct rd body);
 
 /* client.c / server.c: one step of the state machine. */
-enum hs_wait client_step(SSL *c);
-enum hs_wait server_step(SSL *c);
+QTLS_MUST_CHECK enum hs_wait client_step(SSL *c);
+QTLS_MUST_CHECK enum hs_wait server_step(SSL *c);
 
 /* The client's ALPN / transport-parameter and server's selection rules (extensions.c). */
 void ext_write_client_hello_extensions(SSL *c, struct wr *w);

@@ -68,8 +68,10 @@ int msg_read(SSL *c, uint8_t *type, struct rd *body, struct rd *whole)
     if (!rd_u8(&m, type) || !rd_vec24(&m, body))
         return -1; /* cannot happen: quic_peek_message returns whole messages */
     /* RFC 9001 §6: QUIC updates keys itself; a KeyUpdate message is a violation. */
-    if (*type == HT_KEY_UPDATE)
-        return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, QTLS_R_KEY_UPDATE_NOT_ALLOWED) - 1;
+    if (*type == HT_KEY_UPDATE) {
+        qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, QTLS_R_KEY_UPDATE_NOT_ALLOWED);
+        return -1;
+    }
     return 1;
 }
 

@@ -215,8 +215,8 @@ int quic_peek_message(SSL *c, struct rd *msg)
     if (rd_empty(&all)) {
         for (int l = c->read_level + 1; l <= ssl_encryption_application; l++) {
             if (c->in[l].len > c->in_off[l]) {
-                return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE,
-                                 SSL_R_WRONG_ENCRYPTION_LEVEL_RECEIVED) - 1;
+                qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_WRONG_ENCRYPTION_LEVEL_RECEIVED);
+                return -1;
             }
         }
     }

@@ -273,12 +273,12 @@ static enum hs_wait do_choose_certificate(SSL *c)
     for (int i = 0; i < CERT_SLOTS; i++)
         any |= set->slot[i].cert != NULL && set->slot[i].pkey != NULL;
     if (!any)
-        return qtls_fail(c, SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_CERTIFICATE_SET);
+        return hs_fail(c, SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_CERTIFICATE_SET);
     if (!certset_choose(c, set, hs->peer_sigschemes, hs->n_peer_sigschemes, &hs->cert,
                         &hs->sigscheme)) {
         if (c->alert != 0)
             return HS_ERROR;
-        return qtls_fail(c, SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_SUITABLE_SIGNATURE_ALGORITHM);
+        return hs_fail(c, SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_SUITABLE_SIGNATURE_ALGORITHM);
     }
     if (!ocsp_server_run_cb(c))
         return HS_ERROR;
@@ -384,13 +384,13 @@ static enum hs_wait do_send_server_hello(SSL *c)
         return HS_ERROR;
     EVP_PKEY *key = crypto_kex_generate(hs->kex_group, &sw);
     if (key == NULL)
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+        return hs_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
     size_t n = crypto_kex_derive(hs->kex_group, key, hs->peer_share.buf, hs->peer_share.len,
                                  ecdhe, sizeof(ecdhe));
     EVP_PKEY_free(key);
     wr_free(&hs->peer_share);
     if (n == 0)
-        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
+        return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
     c->group_id = hs->kex_group->id;
     size_t at = write_server_hello_head(c, random);
     size_t exts = wr_open_vec(w, 2);
@@ -483,8 +483,8 @@ static enum hs_wait do_read_client_certificate(SSL *c)
         return HS_ERROR;
     if (c->peer_cert == NULL) {
         if (c->verify_mode & SSL_VERIFY_FAIL_IF_NO_PEER_CERT) /* §4.4.2.4 */
-            return qtls_fail(c, SSL_AD_CERTIFICATE_REQUIRED,
-                             SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE);
+            return hs_fail(c, SSL_AD_CERTIFICATE_REQUIRED,
+                           SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE);
     } else if (!cert_verify_peer_chain(c, c->peer_chain)) {
         return HS_ERROR;
     }
@@ -551,5 +551,5 @@ enum hs_wait server_step(SSL *c)
     case SS_DONE:
         return HS_DONE;
     }
-    return qtls_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_BAD_HANDSHAKE_STATE);
+    return hs_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_BAD_HANDSHAKE_STATE);
 }
