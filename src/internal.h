@@ -713,6 +713,8 @@ struct hs {
     /* Resumption and 0-RTT (resumption.c) */
     int resumed;                   /* the PSK was accepted */
     int psk_offered;               /* client: pre_shared_key sent */
+    size_t psk_binders_at;         /* client: in out, where the binders list begins ... */
+    size_t psk_binder_at;          /* ... and where the one binder goes (§4.2.11.2) */
     int early_data_offered;        /* client: early_data sent */
     int psk_dhe_ke;                /* server: the client allows psk_dhe_ke */
     const SSL_CIPHER *hrr_cipher;  /* client: the suite of the HelloRetryRequest */
@@ -780,6 +782,8 @@ void hs_free(SSL *c);
 size_t msg_begin(SSL *c, OSSL_ENCRYPTION_LEVEL level, uint8_t type);
 /* Closes it, adds it to the transcript. */
 QTLS_MUST_CHECK int msg_end(SSL *c, size_t at);
+/* Sets the length of the message opened at `at` to what is written so far (before msg_end). */
+void msg_set_length(SSL *c, size_t at);
 /*
  * Hands over packed output at its level (add_handshake_data): at a level change, and before
  * new keys are delivered so that the peer gets the message before what they protect.

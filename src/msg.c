@@ -14,7 +14,7 @@ size_t msg_begin(SSL *c, OSSL_ENCRYPTION_LEVEL level, uint8_t type)
     struct hs *hs = c->hs;
     /* Messages of one level are packed together; a new level hands the old ones over. */
     if (hs->out.len > 0 && hs->out_level != level && !msg_flush_output(c))
-        hs->out.failed = 1;
+        wr_fail(&hs->out);
     hs->out_level = level;
     c->write_level = level;
     size_t at = hs->out.len;
@@ -23,10 +23,13 @@ size_t msg_begin(SSL *c, OSSL_ENCRYPTION_LEVEL level, uint8_t type)
     return at;
 }
 
+/* The message header: HandshakeType msg_type; uint24 length (RFC 8446 §4). */
+void msg_set_length(SSL *c, size_t at) { wr_close_vec(&c->hs->out, at + 1, 3); }
+
 int msg_end(SSL *c, size_t at)
 {
     struct wr *out = &c->hs->out;
-    wr_close_vec(out, at + 1, 3);
+    msg_set_length(c, at);
     if (!wr_ok(out))
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
     if (!transcript_add(&c->hs->transcript, out->buf + at, out->len - at))
@@ -135,7 +138,7 @@ static void write_cert_entry(SSL *c, struct wr *w, X509 *x, int is_leaf)
     int len = i2d_X509(x, NULL);
     uint8_t *p = len > 0 ? wr_reserve(w, (size_t)len) : NULL;
     if (p == NULL || i2d_X509(x, &p) != len)
-        w->failed = 1;
+        wr_fail(w);
     wr_close_vec(w, at, 3);
     size_t exts = wr_open_vec(w, 2);
     if (is_leaf)

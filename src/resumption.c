@@ -128,8 +128,11 @@ void psk_write_client_extensions(SSL *c, struct wr *w)
     wr_close_vec(w, id, 2);
     wr_u32(w, (uint32_t)(age_ms + s->age_add));
     wr_close_vec(w, ids, 2);
+    /* The binder covers everything before the binders list (§4.2.11.2): remember both. */
     size_t binders = wr_open_vec(w, 2);
     size_t binder = wr_open_vec(w, 1);
+    hs->psk_binders_at = binders;
+    hs->psk_binder_at = wr_len(w);
     uint8_t *zeros = wr_reserve(w, crypto_hash_len(s->cipher->hash));
     if (zeros != NULL)
         memset(zeros, 0, crypto_hash_len(s->cipher->hash));
@@ -139,20 +142,24 @@ void psk_write_client_extensions(SSL *c, struct wr *w)
     hs->offered |= 1u << EXT_PRE_SHARED_KEY;
 }
 
-/* The binder covers the ClientHello up to the binders list, header included (§4.2.11.2). */
+/*
+ * The binder covers the ClientHello up to the binders list, header included (§4.2.11.2): the
+ * partial message runs from `at` (msg_begin's) to where psk_write_client_extensions opened the
+ * list, and the binder goes where it reserved the zeros.
+ */
 int psk_fill_binder(SSL *c, size_t at)
 {
     struct hs *hs = c->hs;
-    struct wr *out = &hs->out;
     if (!hs->psk_offered)
         return 1;
     enum qtls_hash h = c->session->cipher->hash;
-    size_t hl = crypto_hash_len(h);
-    wr_close_vec(out, at + 1, 3); /* the header carries the full length */
-    if (!wr_ok(out) || out->len - at < 4 + 3 + hl)
+    msg_set_length(c, at); /* the header carries the full length */
+    size_t partial_len = hs->psk_binders_at - at;
+    const uint8_t *partial = wr_at(&hs->out, at, partial_len);
+    uint8_t *binder = wr_at(&hs->out, hs->psk_binder_at, crypto_hash_len(h));
+    if (partial == NULL || binder == NULL)
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
-    size_t partial = out->len - at - (2 + 1 + hl);
-    return sec_psk_binder(c, h, out->buf + at, partial, out->buf + out->len - hl);
+    return sec_psk_binder(c, h, partial, partial_len, binder);
 }
 
 int psk_client_after_hello(SSL *c)
