@@ -284,6 +284,7 @@ static enum hs_wait do_read_certificate_request(SSL *c)
     return next(c, CS_READ_SERVER_CERTIFICATE, HS_CONTINUE);
 }
 
+/* §4.4.2: the server's chain, which may not be empty (§4.4.2.4), verified here. */
 static enum hs_wait do_read_server_certificate(SSL *c)
 {
     struct rd body, whole;
@@ -296,6 +297,7 @@ static enum hs_wait do_read_server_certificate(SSL *c)
     return next(c, CS_READ_SERVER_CERTIFICATE_VERIFY, HS_CONTINUE);
 }
 
+/* §4.4.3: the signature over the transcript proves the certificate's key. */
 static enum hs_wait do_read_server_certificate_verify(SSL *c)
 {
     enum hs_wait w = msg_read_certificate_verify(c);
@@ -307,6 +309,7 @@ static enum hs_wait do_read_server_certificate_verify(SSL *c)
     return next(c, CS_READ_SERVER_FINISHED, HS_CONTINUE);
 }
 
+/* §4.4.4: the server's Finished; then the application secrets (§7.1, RFC 9001 §4.1.4). */
 static enum hs_wait do_read_server_finished(SSL *c)
 {
     struct hs *hs = c->hs;
@@ -362,6 +365,7 @@ static enum hs_wait do_send_client_certificate(SSL *c)
     return next(c, CS_SEND_CLIENT_FINISHED, HS_CONTINUE);
 }
 
+/* §4.4.4: our Finished ends the handshake; resumption_master_secret follows it (§7.1). */
 static enum hs_wait do_send_client_finished(SSL *c)
 {
     if (!msg_write_finished(c, &c->hs->client_hs) || !sec_derive_resumption(c))
@@ -369,6 +373,7 @@ static enum hs_wait do_send_client_finished(SSL *c)
     return next(c, CS_DONE, HS_DONE);
 }
 
+/* RFC 8446 Appendix A.1: the client state machine, one function per state. */
 enum hs_wait client_step(SSL *c)
 {
     switch ((enum client_state)c->hs->state) {

@@ -103,6 +103,7 @@ int msg_read_expected(SSL *c, uint8_t want, struct rd *body, struct rd *whole,
     return r == 1 && msg_expect(c, type, want);
 }
 
+/* §4.4.3: the peer's CertificateVerify over the transcript so far, with c->peer_cert's key. */
 enum hs_wait msg_read_certificate_verify(SSL *c)
 {
     struct rd body, whole;
@@ -117,6 +118,7 @@ enum hs_wait msg_read_certificate_verify(SSL *c)
     return HS_CONTINUE;
 }
 
+/* §4.4.4: the peer's Finished, keyed by its handshake traffic secret `base`. */
 enum hs_wait msg_read_finished(SSL *c, const struct secret *base)
 {
     struct rd body, whole;

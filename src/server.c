@@ -257,8 +257,8 @@ static int keep_peer_share(SSL *c, struct rd share)
  * After the ClientHello (and the servername callback, which may have switched the context):
  * the certificate callback may set or change certificates, then the pair the client's
  * signature_algorithms can verify is picked (certset.c), then the OCSP status callback runs
- * for that certificate. A resumed handshake sends no certificate (RFC 8446 §2.2), and OpenSSL
- * runs no certificate callback then either.
+ * for that certificate (§4.4.2.2, §4.4.2.1). A resumed handshake sends no certificate
+ * (RFC 8446 §2.2), and OpenSSL runs no certificate callback then either.
  */
 static enum hs_wait do_choose_certificate(SSL *c)
 {
@@ -285,6 +285,10 @@ static enum hs_wait do_choose_certificate(SSL *c)
     return next(c, SS_SEND_SERVER_HELLO, HS_CONTINUE);
 }
 
+/*
+ * §4.1.2: the ClientHello, first or second; the version (§4.2.1), suite, group and key share
+ * (§4.2.7, §4.2.8) are chosen here, a HelloRetryRequest decided (§4.1.4), a PSK taken (§4.2.11).
+ */
 static enum hs_wait do_read_client_hello(SSL *c)
 {
     struct hs *hs = c->hs;
@@ -354,6 +358,7 @@ static void write_supported_versions(struct wr *w)
     wr_u16(w, TLS1_3_VERSION);
 }
 
+/* §4.1.4: HelloRetryRequest names the group for the second ClientHello's key share. */
 static enum hs_wait do_send_hello_retry_request(SSL *c)
 {
     struct hs *hs = c->hs;
@@ -373,6 +378,7 @@ static enum hs_wait do_send_hello_retry_request(SSL *c)
     return next(c, SS_READ_CLIENT_HELLO, HS_FLUSH); /* a flight of its own (§4.1.4) */
 }
 
+/* §4.1.3 with §4.2.8: our share and the (EC)DHE secret; then the handshake secrets (§7.1). */
 static enum hs_wait do_send_server_hello(SSL *c)
 {
     struct hs *hs = c->hs;
@@ -411,7 +417,10 @@ static enum hs_wait do_send_server_hello(SSL *c)
     return ok ? HS_CONTINUE : HS_ERROR;
 }
 
-/* Built after the handshake secrets were delivered: the QUIC stack may set its parameters then. */
+/*
+ * §4.3.1, with RFC 9001 §8.2 transport parameters. Built after the handshake secrets were
+ * delivered: the QUIC stack may set its parameters then.
+ */
 static enum hs_wait do_send_encrypted_extensions(SSL *c)
 {
     struct wr *w = &c->hs->out;
@@ -447,6 +456,7 @@ static enum hs_wait do_send_certificate_request(SSL *c)
     return next(c, SS_SEND_CERTIFICATE, HS_CONTINUE);
 }
 
+/* §4.4.2: the chain of the pair do_choose_certificate picked. */
 static enum hs_wait do_send_certificate(SSL *c)
 {
     if (!msg_write_certificate(c, NULL, 0, &c->hs->cert))
@@ -454,6 +464,7 @@ static enum hs_wait do_send_certificate(SSL *c)
     return next(c, SS_SEND_CERTIFICATE_VERIFY, HS_CONTINUE);
 }
 
+/* §4.4.3: signed with the scheme chosen from the client's signature_algorithms (§4.2.3). */
 static enum hs_wait do_send_certificate_verify(SSL *c)
 {
     if (!msg_write_certificate_verify(c, c->hs->cert.pkey, c->hs->sigscheme))
@@ -461,7 +472,10 @@ static enum hs_wait do_send_certificate_verify(SSL *c)
     return next(c, SS_SEND_FINISHED, HS_CONTINUE);
 }
 
-/* After our Finished the application keys exist; the 1-RTT write key allows 0.5-RTT data. */
+/*
+ * §4.4.4: our Finished ends our flight. After it the application keys exist (§7.1); the 1-RTT
+ * write key allows 0.5-RTT data.
+ */
 static enum hs_wait do_send_finished(SSL *c)
 {
     struct hs *hs = c->hs;
@@ -473,6 +487,7 @@ static enum hs_wait do_send_finished(SSL *c)
                 HS_FLUSH);
 }
 
+/* §4.4.2: the client's chain, which may be empty (§4.4.2.4). */
 static enum hs_wait do_read_client_certificate(SSL *c)
 {
     struct rd body, whole;
@@ -495,6 +510,7 @@ static enum hs_wait do_read_client_certificate(SSL *c)
     return next(c, to, HS_CONTINUE);
 }
 
+/* §4.4.3: the client proves its certificate's key. */
 static enum hs_wait do_read_client_certificate_verify(SSL *c)
 {
     enum hs_wait w = msg_read_certificate_verify(c);
@@ -503,6 +519,7 @@ static enum hs_wait do_read_client_certificate_verify(SSL *c)
     return next(c, SS_READ_CLIENT_FINISHED, HS_CONTINUE);
 }
 
+/* §4.4.4: the client's Finished; then resumption_master_secret (§7.1) and tickets (§4.6.1). */
 static enum hs_wait do_read_client_finished(SSL *c)
 {
     struct hs *hs = c->hs;
@@ -521,6 +538,7 @@ static enum hs_wait do_read_client_finished(SSL *c)
     return HS_DONE;
 }
 
+/* RFC 8446 Appendix A.2: the server state machine, one function per state. */
 enum hs_wait server_step(SSL *c)
 {
     switch ((enum server_state)c->hs->state) {
