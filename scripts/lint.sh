@@ -20,13 +20,15 @@ LAYERS='
 4  glue        callbacks quic
 5  secrets     secrets session ticket
 6  policy      cert certset sigalgs ca_list ocsp client_hello
-7  extensions  extensions
+7  extensions  extensions custom_ext
 8  messages    msg
 9  resumption  resumption
 10 states      client server
 11 driver      handshake
-12 api         ssl ctx compat_tcp
+12 api         ssl ctx compat_tcp conf
 '
+# A new src/*.c must be placed here (lint names it otherwise). custom_ext and conf are the files
+# branch h-conf adds (custom extensions beside the table; SSL_CONF on the API), placed by role.
 # Known upward calls, each to be removed by the work named (not new ones):
 #   ca_list, ocsp -> extensions: ext_open/ext_close (extension rows in their own files; the
 #     extension-table rework of issue 10 moves the framing below them)
