@@ -5,6 +5,7 @@ BUILD   ?= build
 PREFIX  ?= /usr/local
 CC      ?= cc
 SANITIZE ?=
+BUILD_BASE := $(BUILD)
 
 OPT      = -O2 -g
 WARN     = -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
@@ -22,7 +23,7 @@ TEST_SRCS = $(sort $(wildcard tests/test_*.c))
 TESTS = $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 TEST_HELPERS = $(sort $(wildcard tests/helpers/*.c))
 
-.PHONY: all check demo install clean deps bogo interop
+.PHONY: all check demo install install-compat clean deps bogo interop
 all: $(BUILD)/libqtls.a $(BUILD)/libqtls.so $(BUILD)/qtls.pc
 
 $(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h include/qtls/*.h) | $(BUILD)/obj
@@ -34,10 +35,14 @@ $(BUILD)/obj $(BUILD)/tests:
 $(BUILD)/libqtls.a: $(OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-# Only the OpenSSL-compatible surface is exported; internals stay local.
+# Only the OpenSSL-compatible surface is exported, in symbol version QTLS_1 (the system's
+# libssl.so.3 has OPENSSL_3.0.0), and -Bsymbolic binds libqtls's calls to its own functions at
+# link time: libqtls and libssl.so.3 can share a process (src/libqtls.map, tests/test_coexist.c).
+# libqtls.so.0, the soname, lets programs linked here run from the build directory.
 $(BUILD)/libqtls.so: $(OBJS) src/libqtls.map
 	$(CC) -shared -o $@ $(OBJS) $(OPT) -Wl,-soname,libqtls.so.0 -Wl,-Bsymbolic \
 	    -Wl,--version-script=src/libqtls.map $(LIBCRYPTO)
+	ln -sf libqtls.so $(BUILD)/libqtls.so.0
 
 $(BUILD)/qtls.pc: qtls.pc.in | $(BUILD)/obj
 	sed -e 's|@PREFIX@|$(PREFIX)|' $< > $@
@@ -47,6 +52,14 @@ $(BUILD)/tests/%: tests/%.c $(TEST_HELPERS) $(wildcard tests/helpers/*.h) $(BUIL
 	    $(BUILD)/libqtls.a $(LIBCRYPTO) -lcmocka $(TEST_LIBS_$*)
 
 TEST_LIBS_test_gnutls = -lgnutls
+
+# test_coexist links libqtls.so (libqtls.so.0 through its rpath), not libqtls.a: it tests how
+# the dynamic linker binds libqtls's symbols beside the system's libssl.so.3, which it dlopens.
+$(BUILD)/tests/test_coexist: tests/test_coexist.c $(TEST_HELPERS) $(wildcard tests/helpers/*.h) \
+    $(BUILD)/libqtls.so | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) -Itests/helpers $(CFLAGS_ALL) -o $@ $< $(TEST_HELPERS) -L$(BUILD) -lqtls \
+	    -Wl,-rpath,$(CURDIR)/$(BUILD) $(LIBCRYPTO) -lcmocka -ldl
+
 # test_macros compiles as a consumer does: the compat directory first on the include path.
 TEST_CPPFLAGS_test_macros = -Iinclude/compat
 
@@ -117,7 +130,18 @@ $(LINT_TEST): scripts/lint.sh $(OBJS) | $(BUILD)/tests
 	printf '#!/bin/sh\nexec "%s/scripts/lint.sh" "%s/obj"\n' "$(CURDIR)" "$(CURDIR)/$(BUILD)" > $@
 	chmod +x $@
 
-ifeq ($(filter all install,$(or $(MAKECMDGOALS),all)),)
+# make install-compat into a temporary prefix, then a program written for quictls built against
+# it as unmodified build systems do (tests/compat/run.sh); the launcher names this build.
+COMPAT_TEST = $(BUILD)/tests/test_install_compat
+$(COMPAT_TEST): tests/compat/run.sh tests/compat/quictls_app.c scripts/install-compat.sh \
+    $(wildcard include/compat/openssl/*.h) | $(BUILD)/tests
+	printf '#!/bin/sh\nexec "%s/tests/compat/run.sh" "%s" "%s" "%s" BUILD=%s SANITIZE=%s\n' \
+	    "$(CURDIR)" "$(CURDIR)/$(BUILD)/compat" "$(CC)" \
+	    "-std=c11 $(OPT) -Wall -Wextra -Wno-unused-parameter -Werror" "$(BUILD_BASE)" \
+	    "$(SANITIZE)" > $@
+	chmod +x $@
+
+ifeq ($(filter all install install-compat,$(or $(MAKECMDGOALS),all)),)
 else ifneq ($(HAVE_H3),1)
 $(info make: libqtls_ngtcp2 and the HTTP/3 examples are not built: they need libngtcp2-dev, \
     libngtcp2-crypto-gnutls-dev and libnghttp3-dev (make check and make demo install them))
@@ -175,8 +199,8 @@ demo:
 suite_needs = $(if $(filter $(1),$(RUN_SUITES)),$(if $(2),,$(error the $(1) suite needs \
     $(3): sudo apt-get install -y $(3) (or make check SKIP=$(1)))))
 CHECK_TESTS = $(filter-out $(if $(filter gnutls,$(SKIPPED)),$(BUILD)/tests/test_gnutls) \
-    $(if $(filter ngtcp2,$(SKIPPED)),$(NG_TEST)),$(TESTS)) $(if $(filter h3,$(RUN_SUITES)),$(H3_TEST)) \
-    $(LINT_TEST)
+    $(if $(filter ngtcp2,$(SKIPPED)),$(NG_TEST)),$(TESTS)) $(COMPAT_TEST) \
+    $(if $(filter h3,$(RUN_SUITES)),$(H3_TEST)) $(LINT_TEST)
 ifneq ($(filter check-run,$(MAKECMDGOALS)),)
   $(call suite_needs,gnutls,$(shell pkg-config --exists gnutls 2>/dev/null && echo 1),libgnutls28-dev)
   $(call suite_needs,ngtcp2,$(HAVE_NGTCP2),libngtcp2-dev libngtcp2-crypto-gnutls-dev)
@@ -208,7 +232,7 @@ install: all
 	install -m 755 $(BUILD)/libqtls.so $(DESTDIR)$(PREFIX)/lib/libqtls.so.0
 	ln -sf libqtls.so.0 $(DESTDIR)$(PREFIX)/lib/libqtls.so
 	install -m 644 include/qtls/quic.h include/qtls/quic_crypto.h $(DESTDIR)$(PREFIX)/include/qtls/
-	install -m 644 include/compat/openssl/ssl.h include/compat/openssl/quic.h $(DESTDIR)$(PREFIX)/include/qtls/compat/openssl/
+	install -m 644 include/compat/openssl/*.h $(DESTDIR)$(PREFIX)/include/qtls/compat/openssl/
 	sed -e 's|@PREFIX@|$(PREFIX)|' qtls.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/qtls.pc
 ifeq ($(HAVE_NGTCP2),1)
 	install -m 644 $(BUILD)/libqtls_ngtcp2.a $(DESTDIR)$(PREFIX)/lib/
@@ -218,6 +242,13 @@ ifeq ($(HAVE_NGTCP2),1)
 	sed -e 's|@PREFIX@|$(PREFIX)|' qtls_ngtcp2.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/qtls_ngtcp2.pc
 endif
+
+# make install, then an OpenSSL-style prefix on top of it for unmodified build systems
+# (--with-openssl=DIR, PKG_CONFIG_PATH=DIR/lib/pkgconfig): include/openssl/ with qtls's libssl
+# headers and the system's libcrypto ones, lib/libssl.so -> libqtls.so.0, lib/libcrypto.so ->
+# the system's, openssl.pc / libssl.pc / libcrypto.pc (scripts/install-compat.sh says how).
+install-compat: install
+	DESTDIR="$(DESTDIR)" scripts/install-compat.sh "$(PREFIX)" "$(BUILD)" "$(CC)"
 
 clean:
 	rm -rf build build-*
@@ -229,6 +260,7 @@ clean:
 interop:
 	@scripts/deps.sh build $(CC_GROUP) interop
 	@tests/ngtcp2/run.sh
+	@tests/haproxy/run.sh
 
 bogo:
 	@scripts/deps.sh build $(CC_GROUP) bogo

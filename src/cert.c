@@ -104,6 +104,8 @@ static BIO *open_typed_file(struct target t, const char *file, int type)
 
 static int use_cert(struct target t, X509 *x)
 {
+    if (!seclevel_check_cert(t.ssl, t.ctx, x, 1))
+        return 0;
     struct cert_set *s = target_set(t);
     return s != NULL && certset_use_cert(s, x);
 }
@@ -280,7 +282,8 @@ static int load_chain_file(struct target t, const char *file)
     X509 *leaf = PEM_read_bio_X509_AUX(in, NULL, target_pw(t), target_pw_arg(t));
     if (leaf == NULL)
         ERR_raise(ERR_LIB_SSL, ERR_R_PEM_LIB);
-    else if (read_chain(in, t, &chain) && use_cert(t, leaf)) {
+    else if (read_chain(in, t, &chain) && seclevel_check_chain(t.ssl, t.ctx, chain) &&
+             use_cert(t, leaf)) {
         certset_set_chain(target_set(t), chain); /* use_cert made the leaf's slot current */
         chain = NULL;
         ok = 1;
@@ -458,6 +461,8 @@ static int store_ctx_setup(SSL *c, X509_STORE_CTX *sctx, STACK_OF(X509) *chain)
     int idx = cert_store_ctx_ssl_idx();
     if (idx < 0 || !X509_STORE_CTX_init(sctx, c->ctx->store, sk_X509_value(chain, 0), chain))
         return 0;
+    /* The security level bounds the peer's keys and digests (seclevel.c). */
+    X509_VERIFY_PARAM_set_auth_level(X509_STORE_CTX_get0_param(sctx), SSL_get_security_level(c));
     /* The purpose names the peer's role: a client checks a server certificate. */
     if (!X509_STORE_CTX_set_default(sctx, c->server ? "ssl_client" : "ssl_server"))
         return 0;
@@ -470,6 +475,35 @@ static int store_ctx_setup(SSL *c, X509_STORE_CTX *sctx, STACK_OF(X509) *chain)
     if (c->verify_cb != NULL)
         X509_STORE_CTX_set_verify_cb(sctx, c->verify_cb);
     return 1;
+}
+
+/*
+ * SSL_CTX_set_cert_verify_callback(3): the application's function replaces X509_verify_cert,
+ * with the store context set up as for X509_verify_cert; it returns 1 to accept and 0 to
+ * reject, leaving its reason in X509_STORE_CTX_set_error (the alert follows from it). The
+ * current context's callback is used (the one SSL_set_SSL_CTX switched to), as in OpenSSL.
+ */
+void SSL_CTX_set_cert_verify_callback(SSL_CTX *ctx, int (*cb)(X509_STORE_CTX *, void *),
+                                      void *arg)
+{
+    ctx->app_verify_cb = cb;
+    ctx->app_verify_arg = arg;
+}
+
+static int run_verification(SSL *c, X509_STORE_CTX *sctx)
+{
+    if (c->ctx->app_verify_cb != NULL)
+        return c->ctx->app_verify_cb(sctx, c->ctx->app_verify_arg) > 0;
+    return X509_verify_cert(sctx) > 0;
+}
+
+/* Keeps the chain the verification built, for SSL_get0_verified_chain. */
+static void keep_verified_chain(SSL *c, X509_STORE_CTX *sctx)
+{
+    sk_X509_pop_free(c->verified_chain, X509_free);
+    c->verified_chain = NULL;
+    if (X509_STORE_CTX_get0_chain(sctx) != NULL)
+        c->verified_chain = X509_STORE_CTX_get1_chain(sctx); /* NULL on allocation failure */
 }
 
 /*
@@ -493,8 +527,9 @@ int cert_verify_peer_chain(SSL *c, STACK_OF(X509) *chain)
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_X509_LIB);
     }
     ERR_set_mark();
-    int verified = X509_verify_cert(sctx) > 0;
+    int verified = run_verification(c, sctx);
     c->verify_result = X509_STORE_CTX_get_error(sctx);
+    keep_verified_chain(c, sctx);
     X509_STORE_CTX_free(sctx);
     if (verified || !(c->verify_mode & SSL_VERIFY_PEER)) {
         /* Whatever libcrypto queued on the way is not an error of this call. */

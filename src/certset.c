@@ -174,7 +174,7 @@ int SSL_CTX_use_certificate(SSL_CTX *ctx, X509 *x)
         ERR_raise(ERR_LIB_SSL, ERR_R_PASSED_NULL_PARAMETER);
         return 0;
     }
-    return certset_use_cert(&ctx->certs, x);
+    return seclevel_check_cert(NULL, ctx, x, 1) && certset_use_cert(&ctx->certs, x);
 }
 
 int SSL_CTX_use_PrivateKey(SSL_CTX *ctx, EVP_PKEY *pkey)
@@ -193,7 +193,8 @@ int SSL_use_certificate(SSL *s, X509 *x)
         ERR_raise(ERR_LIB_SSL, ERR_R_PASSED_NULL_PARAMETER);
         return 0;
     }
-    return (set = certset_own(s)) != NULL && certset_use_cert(set, x);
+    return seclevel_check_cert(s, NULL, x, 1) && (set = certset_own(s)) != NULL &&
+           certset_use_cert(set, x);
 }
 
 int SSL_use_PrivateKey(SSL *s, EVP_PKEY *pkey)
@@ -260,12 +261,15 @@ static int use_cert_and_key(struct cert_set *s, X509 *x, EVP_PKEY *k, STACK_OF(X
 int SSL_CTX_use_cert_and_key(SSL_CTX *ctx, X509 *x509, EVP_PKEY *privatekey,
                              STACK_OF(X509) *chain, int override)
 {
-    return use_cert_and_key(&ctx->certs, x509, privatekey, chain, override);
+    return seclevel_check_cert(NULL, ctx, x509, 1) && seclevel_check_chain(NULL, ctx, chain) &&
+           use_cert_and_key(&ctx->certs, x509, privatekey, chain, override);
 }
 
 int SSL_use_cert_and_key(SSL *ssl, X509 *x509, EVP_PKEY *privatekey, STACK_OF(X509) *chain,
                          int override)
 {
+    if (!seclevel_check_cert(ssl, NULL, x509, 1) || !seclevel_check_chain(ssl, NULL, chain))
+        return 0;
     struct cert_set *set = certset_own(ssl);
     return set != NULL && use_cert_and_key(set, x509, privatekey, chain, override);
 }
@@ -578,10 +582,11 @@ long certset_ctrl(SSL_CTX *ctx, SSL *c, int cmd, long larg, void *parg, int *han
     if (s == NULL)
         return 0;
     switch (cmd) {
-    case SSL_CTRL_CHAIN:
-        return chain_replace(s, larg, parg);
+    case SSL_CTRL_CHAIN: /* OpenSSL's ssl_cert_set0_chain checks every certificate */
+        return seclevel_check_chain(c, ctx, parg) && chain_replace(s, larg, parg);
     case SSL_CTRL_CHAIN_CERT:
-        return chain_add(&s->slot[s->current].chain, larg, parg);
+        return seclevel_check_cert(c, ctx, parg, 0) &&
+               chain_add(&s->slot[s->current].chain, larg, parg);
     case SSL_CTRL_BUILD_CERT_CHAIN:
         return build_chain(s, c != NULL ? c->ctx->store : ctx->store, larg);
     case SSL_CTRL_SELECT_CURRENT_CERT:

@@ -89,9 +89,14 @@ static enum hs_wait do_send_client_hello(SSL *c)
     if (c->alpn_len == 0) /* RFC 9001 §8.1 */
         return hs_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_NO_APPLICATION_PROTOCOL);
     if (!hs->hrr_done) {
-        const struct group *g = c->n_groups > 0 ? group_by_id(c->groups[0]) : NULL;
+        /* The key share: the first group configured that the security level allows. */
+        const struct group *g = NULL;
+        for (size_t i = 0; g == NULL && i < c->n_groups; i++)
+            if (seclevel_group_ok(c, c->groups[i]))
+                g = group_by_id(c->groups[i]);
         if (g == NULL)
-            return hs_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_NO_SHARED_GROUPS);
+            return hs_fail(c, SSL_AD_INTERNAL_ERROR,
+                           c->n_groups > 0 ? SSL_R_NO_SUITABLE_GROUPS : SSL_R_NO_SHARED_GROUPS);
         if (!crypto_random(c->client_random, sizeof(c->client_random)) || !make_key_share(c, g))
             return HS_ERROR;
     }
@@ -108,7 +113,8 @@ static enum hs_wait do_send_client_hello(SSL *c)
     wr_u8(w, 1);
     wr_u8(w, 0);
     size_t exts = wr_open_vec(w, 2);
-    ext_write_client_hello_extensions(c, w);
+    if (!ext_write_client_hello_extensions(c, w))
+        return HS_ERROR;
     psk_write_client_extensions(c, w); /* pre_shared_key must be last (§4.2.11) */
     wr_close_vec(w, exts, 2);
     if (!psk_fill_binder(c, at) || !msg_end(c, at) || !psk_client_after_hello(c))
@@ -151,7 +157,7 @@ static enum hs_wait process_hello_retry_request(SSL *c, const struct ext_set *e,
         /* §4.2.8: a group we support, and not the one we already sent. */
         int ours = 0;
         for (size_t i = 0; i < c->n_groups; i++)
-            ours |= c->groups[i] == group_id;
+            ours |= c->groups[i] == group_id && seclevel_group_ok(c, group_id);
         if (!ours || group_id == hs->kex_group->id || group_by_id(group_id) == NULL)
             return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE);
         if (!make_key_share(c, group_by_id(group_id)))
@@ -239,7 +245,7 @@ static enum hs_wait do_read_encrypted_extensions(SSL *c)
         return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (!ext_split(c, EM_EE, exts, c->hs->offered, &e) ||
         !ext_process_encrypted_extensions(c, &e) || !psk_client_encrypted_extensions(c, &e) ||
-        !msg_consume(c, &whole))
+        !custom_ext_parse(c, SSL_EXT_TLS1_3_ENCRYPTED_EXTENSIONS, exts) || !msg_consume(c, &whole))
         return HS_ERROR;
     /* A resumed handshake authenticates with the PSK: no certificate messages (§2.2). */
     return next(c, c->hs->resumed ? CS_READ_SERVER_FINISHED : CS_READ_CERTIFICATE_REQUEST,

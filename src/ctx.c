@@ -66,6 +66,7 @@ static int ctx_set_defaults(SSL_CTX *ctx)
     ctx->status_type = -1; /* no OCSP request unless asked */
     ctx->session_cache_size = SSL_SESSION_CACHE_MAX_SIZE_DEFAULT;
     ctx->recv_max_early_data = SSL3_RT_MAX_PLAIN_LENGTH;
+    ctx->sec.level = 1; /* OpenSSL 3.0's default security level (seclevel.c) */
     ctx->store = X509_STORE_new();
     ctx->param = X509_VERIFY_PARAM_new();
     if (ctx->store == NULL || ctx->param == NULL) {
@@ -138,6 +139,9 @@ void SSL_CTX_free(SSL_CTX *ctx)
     ticket_keys_free(ctx->ticket_keys);
     replay_filter_free(ctx->replay);
     cert_cache_free(ctx->cert_cache);
+    dh_params_free(&ctx->dh);
+    custom_exts_free(ctx->custom_exts);
+    sk_SSL_CIPHER_free(ctx->cipher_stack);
     OPENSSL_free(ctx);
 }
 
@@ -197,6 +201,9 @@ static long ctx_ctrl_cert(SSL_CTX *ctx, int cmd, long larg, void *parg)
 {
     int handled;
     long r = certset_ctrl(ctx, NULL, cmd, larg, parg, &handled);
+    if (handled)
+        return r;
+    r = dh_ctrl(ctx, NULL, cmd, larg, parg, &handled); /* dh.c: stored only */
     if (handled)
         return r;
     ERR_raise_data(ERR_LIB_SSL, ERR_R_PASSED_INVALID_ARGUMENT, "unsupported ctrl %d", cmd);

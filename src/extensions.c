@@ -74,8 +74,8 @@ int ext_split(SSL *c, enum ext_msg msg, struct rd list, uint32_t offered, struct
             return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_EXTENSION);
         int i = ext_index(type);
         if (i < 0) {
-            if (is_request)
-                continue; /* §4.2: unknown extensions in requests are ignored */
+            if (is_request || custom_ext_claims(c, type))
+                continue; /* §4.2: unknown extensions in requests are ignored; custom_ext.c */
             return qtls_fail(c, SSL_AD_UNSUPPORTED_EXTENSION, SSL_R_UNSOLICITED_EXTENSION);
         }
         if (!(ext_table[i].allowed & msg))
@@ -108,7 +108,7 @@ static void write_transport_params(SSL *c, struct wr *w, enum ext_idx i, uint32_
 
 /* ---- ClientHello (client side) ---- */
 
-void ext_write_client_hello_extensions(SSL *c, struct wr *w)
+int ext_write_client_hello_extensions(SSL *c, struct wr *w)
 {
     struct hs *hs = c->hs;
     uint32_t *off = &hs->offered;
@@ -130,7 +130,8 @@ void ext_write_client_hello_extensions(SSL *c, struct wr *w)
     at = ext_open(w, EXT_SUPPORTED_GROUPS, off);
     inner = wr_open_vec(w, 2);
     for (size_t i = 0; i < c->n_groups; i++)
-        wr_u16(w, c->groups[i]);
+        if (seclevel_group_ok(c, c->groups[i])) /* seclevel.c: none below the level */
+            wr_u16(w, c->groups[i]);
     wr_close_vec(w, inner, 2);
     ext_close(w, at);
 
@@ -181,7 +182,10 @@ void ext_write_client_hello_extensions(SSL *c, struct wr *w)
         if (c->quic_tp_version != TLSEXT_TYPE_quic_transport_parameters)
             write_transport_params(c, w, EXT_QUIC_TP_DRAFT, off);
     }
+    if (!custom_ext_write(c, SSL_EXT_CLIENT_HELLO, w)) /* the application's (custom_ext.c) */
+        return 0;
     /* early_data and pre_shared_key follow, from resumption.c (client.c writes them last). */
+    return 1;
 }
 
 /* ---- EncryptedExtensions (client side) ---- */
@@ -306,7 +310,7 @@ int ext_process_client_hello(SSL *c, const struct ext_set *e)
 
 /* ---- EncryptedExtensions (server side) ---- */
 
-void ext_write_encrypted_extensions(SSL *c, struct wr *w)
+int ext_write_encrypted_extensions(SSL *c, struct wr *w)
 {
     uint32_t off = 0;
     size_t at, list;
@@ -321,10 +325,10 @@ void ext_write_encrypted_extensions(SSL *c, struct wr *w)
         wr_u16(w, ext_codepoint(EXT_EARLY_DATA));
         wr_u16(w, 0);
     }
-    if (c->local_tp_len == 0)
-        return; /* quictls: nothing set, nothing sent; the client will fail */
-    if (c->hs->tp_codepoint_reply & 1)
+    /* quictls: no transport parameters set, none sent; the client will fail */
+    if (c->local_tp_len > 0 && (c->hs->tp_codepoint_reply & 1))
         write_transport_params(c, w, EXT_QUIC_TP, &off);
-    if (c->hs->tp_codepoint_reply & 2)
+    if (c->local_tp_len > 0 && (c->hs->tp_codepoint_reply & 2))
         write_transport_params(c, w, EXT_QUIC_TP_DRAFT, &off);
+    return custom_ext_write(c, SSL_EXT_TLS1_3_ENCRYPTED_EXTENSIONS, w); /* custom_ext.c */
 }

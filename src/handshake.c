@@ -11,10 +11,14 @@ int hs_start(SSL *c)
 {
     if (!crypto_init())
         return 0;
-    /* QUIC negotiates TLS 1.3 only (RFC 9001 §4.2). */
+    /* QUIC negotiates TLS 1.3 only (RFC 9001 §4.2): bounds or options without it cannot work. */
     if ((c->max_version != 0 && c->max_version < TLS1_3_VERSION) ||
-        c->min_version > TLS1_3_VERSION)
-        return qtls_fail(c, SSL_AD_PROTOCOL_VERSION, SSL_R_NO_PROTOCOLS_AVAILABLE);
+        c->min_version > TLS1_3_VERSION || (c->options & SSL_OP_NO_TLSv1_3) != 0) {
+        qtls_fail(c, SSL_AD_PROTOCOL_VERSION, SSL_R_NO_PROTOCOLS_AVAILABLE);
+        ERR_add_error_data(1, "QUIC needs TLS 1.3, which the protocol bounds or "
+                              "SSL_OP_NO_TLSv1_3 exclude");
+        return 0;
+    }
     c->hs = OPENSSL_zalloc(sizeof(*c->hs));
     if (c->hs == NULL)
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);

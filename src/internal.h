@@ -44,6 +44,8 @@
 #define QTLS_R_TLS_OVER_TCP_UNSUPPORTED 921 /* record-layer I/O: qtls is TLS for QUIC only */
 #define QTLS_R_NOT_IMPLEMENTED 922          /* a setting qtls does not implement (data names it) */
 #define QTLS_R_POST_HANDSHAKE_AUTH_IN_QUIC 923 /* RFC 9001 §4.4 */
+#define QTLS_R_CUSTOM_EXT_HANDLED_INTERNALLY 940 /* custom_ext.c: qtls handles that extension */
+#define QTLS_R_CUSTOM_EXT_DUPLICATE 941          /* custom_ext.c: the type is already added */
 
 /* Registers the reason strings once (called from OPENSSL_init_ssl). */
 void err_load_strings(void);
@@ -280,6 +282,41 @@ QTLS_MUST_CHECK int certset_choose(SSL *c, const struct cert_set *s, const uint1
 /* Runs the certificate callback (SSL_CTX_set_cert_cb): 1 go on, 0 failed (alert set), -1 retry. */
 int certset_run_cb(SSL *c);
 
+/* seclevel.c: the security level and callback (SSL_CTX_set_security_level(3)). */
+typedef int (*qtls_sec_cb)(const SSL *, const SSL_CTX *, int, int, int, void *, void *);
+struct seclevel {
+    int level;
+    qtls_sec_cb cb; /* NULL: OpenSSL's default rules */
+    void *ex;
+};
+/* Asks the callback (or the default rules) whether `bits` of security is enough for `op`. */
+int seclevel_allow(const SSL *s, const SSL_CTX *ctx, int op, int bits, int nid, void *other);
+/*
+ * OpenSSL's ssl_security_cert: a certificate we load (vfy = 0) or chain, its key size and the
+ * digest it is signed with against the level. 1 if fine, else the SSL_R_ reason (not raised).
+ */
+int seclevel_cert(const SSL *s, const SSL_CTX *ctx, X509 *x, int is_ee);
+/* The same, raising the reason (seclevel_check_chain: every certificate, as CAs). 1 or 0. */
+QTLS_MUST_CHECK int seclevel_check_cert(const SSL *s, const SSL_CTX *ctx, X509 *x, int is_ee);
+QTLS_MUST_CHECK int seclevel_check_chain(const SSL *s, const SSL_CTX *ctx, STACK_OF(X509) *chain);
+/* May this connection offer or accept group `id` at its level (tls_group_allowed)? */
+int seclevel_group_ok(const SSL *c, uint16_t id);
+/* The level in force for a connection or context (clamped to 0..5). */
+int seclevel_of(const SSL *s, const SSL_CTX *ctx);
+
+/* dh.c: the TLS 1.2 DHE settings, accepted and stored (TLS 1.3 has no DHE suites). */
+struct dh_params {
+    EVP_PKEY *tmp; /* SSL_CTX_set0_tmp_dh_pkey (owned) */
+    int tmp_auto;  /* SSL_CTX_set_dh_auto */
+};
+void dh_params_free(struct dh_params *d);
+/* SSL_CTRL_SET_TMP_DH, SSL_CTRL_SET_TMP_DH_CB and SSL_CTRL_SET_DH_AUTO; *handled = 0 else. */
+long dh_ctrl(SSL_CTX *ctx, SSL *s, int cmd, long larg, void *parg, int *handled);
+
+/* custom_ext.c (the rest of its prototypes follow the extension section) */
+struct custom_exts;
+void custom_exts_free(struct custom_exts *e);
+
 struct ssl_ctx_st {
     int references;
     const SSL_METHOD *method;
@@ -347,6 +384,13 @@ struct ssl_ctx_st {
     void *msg_callback_arg;
     int post_handshake_auth; /* stored, no effect: RFC 9001 §4.4 */
     struct sigalg_list sigalgs, client_sigalgs; /* sigalgs.c, copied by SSL_new */
+    STACK_OF(SSL_CIPHER) *cipher_stack; /* cipher_lists.c: SSL_CTX_get_ciphers' view, owned */
+    /* cert.c: SSL_CTX_set_cert_verify_callback, run instead of X509_verify_cert */
+    int (*app_verify_cb)(X509_STORE_CTX *, void *);
+    void *app_verify_arg;
+    struct seclevel sec; /* seclevel.c, copied by SSL_new */
+    struct dh_params dh; /* dh.c: stored only (TLS 1.2 DHE) */
+    struct custom_exts *custom_exts; /* custom_ext.c: SSL_CTX_add_custom_ext and friends */
 };
 
 /*
@@ -530,6 +574,16 @@ struct ssl_st {
     uint16_t peer_sigscheme, own_sigscheme; /* the CertificateVerify schemes, 0 if none */
     uint16_t peer_groups[QTLS_MAX_PEER_GROUPS]; /* server: the client's supported_groups */
     size_t n_peer_groups;
+
+    STACK_OF(X509) *verified_chain; /* cert.c: the chain X509_verify_cert built */
+    struct seclevel sec;            /* seclevel.c */
+    struct dh_params dh;            /* dh.c: stored only */
+    uint8_t *raw_ciphers;           /* server: the ClientHello's cipher_suites (SSL_get0_raw_cipherlist) */
+    size_t raw_ciphers_len;
+    STACK_OF(SSL_CIPHER) *cipher_stack;        /* cipher_lists.c: SSL_get_ciphers' view, owned */
+    STACK_OF(SSL_CIPHER) *client_cipher_stack; /* cipher_lists.c: SSL_get_client_ciphers' */
+    uint32_t custom_ext_sent;           /* custom_ext.c: client: the custom extensions offered */
+    uint32_t custom_ext_received;       /* custom_ext.c: server: the ones the client sent */
 };
 
 /* Handshake message types (RFC 8446 §4). */
@@ -866,11 +920,21 @@ QTLS_MUST_CHECK int psk_client_process_ticket(SSL *c, struct rd body);
 QTLS_MUST_CHECK enum hs_wait client_step(SSL *c);
 QTLS_MUST_CHECK enum hs_wait server_step(SSL *c);
 
+/*
+ * custom_ext.c: the application's extensions in the ClientHello and EncryptedExtensions
+ * (context: SSL_EXT_CLIENT_HELLO or SSL_EXT_TLS1_3_ENCRYPTED_EXTENSIONS). Writing and parsing
+ * fail with the callback's alert recorded.
+ */
+QTLS_MUST_CHECK int custom_ext_write(SSL *c, unsigned context, struct wr *w);
+QTLS_MUST_CHECK int custom_ext_parse(SSL *c, unsigned context, struct rd list);
+/* Is `type` an extension the application added for this side (ext_split lets it through)? */
+int custom_ext_claims(const SSL *c, uint16_t type);
+
 /* The client's ALPN / transport-parameter and server's selection rules (extensions.c). */
-void ext_write_client_hello_extensions(SSL *c, struct wr *w);
+QTLS_MUST_CHECK int ext_write_client_hello_extensions(SSL *c, struct wr *w);
 QTLS_MUST_CHECK int ext_process_encrypted_extensions(SSL *c, const struct ext_set *e);
 QTLS_MUST_CHECK int ext_process_client_hello(SSL *c, const struct ext_set *e);
-void ext_write_encrypted_extensions(SSL *c, struct wr *w);
+QTLS_MUST_CHECK int ext_write_encrypted_extensions(SSL *c, struct wr *w);
 /* Records the peer's transport parameters from either codepoint (quic.c). */
 QTLS_MUST_CHECK int quic_take_peer_tp(SSL *c, const struct ext_set *e);
 
@@ -908,6 +972,10 @@ void sigalgs_write(const SSL *c, struct wr *w);
 int sigalgs_we_accept(const SSL *c, uint16_t id);
 int sigalgs_we_sign_with(const SSL *c, uint16_t id);
 void sigalgs_take_peer_groups(SSL *c, const struct ext_set *e);
+
+/* cipher_lists.c: server: keeps the ClientHello's cipher_suites bytes (alert on failure). */
+QTLS_MUST_CHECK int cipher_lists_keep_raw(SSL *c, struct rd suites);
+long cipher_lists_get_raw(const SSL *s, const unsigned char **out);
 
 /* Parses "A:B:C" into a suite list; 0 if nothing valid. */
 QTLS_MUST_CHECK int suites_parse_list(const char *str, const SSL_CIPHER **out, size_t *n);

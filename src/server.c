@@ -204,7 +204,7 @@ static int choose_group(SSL *c, const struct ext_set *e, struct rd *share, int *
     for (size_t i = 0; i < c->n_groups; i++) {
         struct rd scan = shares;
         while (rd_u16(&scan, &gid) && rd_vec16(&scan, &ke)) {
-            if (gid == c->groups[i] && group_by_id(gid) != NULL) {
+            if (gid == c->groups[i] && seclevel_group_ok(c, gid)) {
                 c->hs->kex_group = group_by_id(gid);
                 *share = ke;
                 return 1;
@@ -212,7 +212,7 @@ static int choose_group(SSL *c, const struct ext_set *e, struct rd *share, int *
         }
     }
     for (size_t i = 0; i < c->n_groups; i++) {
-        if (list_has_u16(groups, c->groups[i]) && group_by_id(c->groups[i]) != NULL) {
+        if (list_has_u16(groups, c->groups[i]) && seclevel_group_ok(c, c->groups[i])) {
             c->hs->kex_group = group_by_id(c->groups[i]);
             *need_hrr = 1;
             return 1;
@@ -304,6 +304,8 @@ static enum hs_wait do_read_client_hello(SSL *c)
     r = client_hello_run_cb(c, &ch);
     if (r <= 0)
         return r == 0 ? HS_ERROR : HS_WANT_CLIENT_HELLO_CB; /* the message stays unread */
+    if (!cipher_lists_keep_raw(c, ch.suites)) /* SSL_get0_raw_cipherlist, as after OpenSSL's cb */
+        return HS_ERROR;
     if (!check_versions(c, &ch.e) || !choose_suite(c, ch.suites))
         return HS_ERROR;
     const struct group *hrr_group = hs->kex_group;
@@ -322,6 +324,7 @@ static enum hs_wait do_read_client_hello(SSL *c)
      * ClientHello's the same (§4.1.2).
      */
     if ((!hs->hrr_done && (!ext_process_client_hello(c, &ch.e) || !ca_list_take(c, &ch.e))) ||
+        !custom_ext_parse(c, SSL_EXT_CLIENT_HELLO, ch.exts) || /* each ClientHello, as OpenSSL */
         !transcript_set_hash(&hs->transcript, c->cipher->hash))
         return HS_ERROR;
     if (need_hrr) {
@@ -426,7 +429,8 @@ static enum hs_wait do_send_encrypted_extensions(SSL *c)
     struct wr *w = &c->hs->out;
     size_t at = msg_begin(c, ssl_encryption_handshake, HT_ENCRYPTED_EXTENSIONS);
     size_t exts = wr_open_vec(w, 2);
-    ext_write_encrypted_extensions(c, w);
+    if (!ext_write_encrypted_extensions(c, w))
+        return HS_ERROR;
     wr_close_vec(w, exts, 2);
     if (!msg_end(c, at))
         return HS_ERROR;

@@ -43,6 +43,7 @@ static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
     c->post_handshake_auth = ctx->post_handshake_auth;
     c->sigalgs = ctx->sigalgs;
     c->client_sigalgs = ctx->client_sigalgs;
+    c->sec = ctx->sec;
     c->param = X509_VERIFY_PARAM_new();
     if (c->param == NULL || !X509_VERIFY_PARAM_inherit(c->param, ctx->param)) {
         ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
@@ -121,6 +122,11 @@ void SSL_free(SSL *s)
         certset_free(s->certs);
     OPENSSL_free(s->certs);
     ca_list_free(NULL, s);
+    sk_X509_pop_free(s->verified_chain, X509_free);
+    dh_params_free(&s->dh);
+    OPENSSL_free(s->raw_ciphers);
+    sk_SSL_CIPHER_free(s->cipher_stack);
+    sk_SSL_CIPHER_free(s->client_cipher_stack);
     SSL_CTX_free(s->ctx);
     OPENSSL_free(s);
 }
@@ -457,8 +463,8 @@ STACK_OF(X509) *SSL_get_peer_cert_chain(const SSL *s)
     return v;
 }
 
-/* Not kept yet: cert.c verifies the chain but does not store X509_STORE_CTX's result. */
-STACK_OF(X509) *SSL_get0_verified_chain(const SSL *s) { return NULL; }
+/* The chain X509_verify_cert built (cert.c), trust anchor included; NULL before or without one. */
+STACK_OF(X509) *SSL_get0_verified_chain(const SSL *s) { return s->verified_chain; }
 
 /* ------------------------------------------------------------------ */
 /* SNI and ALPN                                                        */
@@ -613,6 +619,9 @@ static long ssl_ctrl_cert(SSL *s, int cmd, long larg, void *parg)
     long r = certset_ctrl(NULL, s, cmd, larg, parg, &handled);
     if (handled)
         return r;
+    r = dh_ctrl(NULL, s, cmd, larg, parg, &handled); /* dh.c: stored only */
+    if (handled)
+        return r;
     ERR_raise_data(ERR_LIB_SSL, ERR_R_PASSED_INVALID_ARGUMENT, "unsupported ctrl %d", cmd);
     return 0;
 }
@@ -643,6 +652,8 @@ long SSL_ctrl(SSL *s, int cmd, long larg, void *parg)
     case SSL_CTRL_GET_MAX_CERT_LIST:
         /* The limit is the context's (quic.c reads it there); no per-connection value is kept. */
         return (long)s->ctx->max_cert_list;
+    case SSL_CTRL_GET_RAW_CIPHERLIST:
+        return cipher_lists_get_raw(s, parg);
     case SSL_CTRL_GET_TMP_KEY:
         /* The ephemeral key is freed with the handshake state: qtls does not keep it. */
         return qtls_not_implemented("SSL_get_tmp_key");

@@ -1482,6 +1482,119 @@ static void sigalgs_list_without_the_servers_scheme_fails(void **state)
     ERR_clear_error();
 }
 
+/* --- custom extensions and the certificate verify callback ------------------- */
+
+#define CUSTOM_EXT 0xfa11 /* a type neither library knows */
+
+/* What each side's custom-extension hooks saw, for one test. */
+static struct {
+    char qtls_got[32], gnutls_got[32];
+    int qtls_parses, gnutls_recvs, qtls_adds, gnutls_sends;
+} xt;
+
+static int q_xt_add(SSL *s, unsigned int type, unsigned int context, const unsigned char **out,
+                    size_t *outlen, X509 *x, size_t chainidx, int *al, void *arg)
+{
+    xt.qtls_adds++;
+    *out = (const unsigned char *)(SSL_is_server(s) ? "qtls-server" : "qtls-client");
+    *outlen = strlen((const char *)*out);
+    return 1;
+}
+
+static int q_xt_parse(SSL *s, unsigned int type, unsigned int context, const unsigned char *in,
+                      size_t inlen, X509 *x, size_t chainidx, int *al, void *arg)
+{
+    xt.qtls_parses++;
+    if (inlen >= sizeof(xt.qtls_got))
+        return 0;
+    memcpy(xt.qtls_got, in, inlen);
+    xt.qtls_got[inlen] = 0;
+    return 1;
+}
+
+static int g_xt_recv(gnutls_session_t session, const unsigned char *data, size_t len)
+{
+    xt.gnutls_recvs++;
+    if (len >= sizeof(xt.gnutls_got))
+        return GNUTLS_E_RECEIVED_ILLEGAL_PARAMETER;
+    memcpy(xt.gnutls_got, data, len);
+    xt.gnutls_got[len] = 0;
+    return 0;
+}
+
+static int g_xt_send(gnutls_session_t session, gnutls_buffer_t extdata)
+{
+    struct gt_side *g = gnutls_session_get_ptr(session);
+    const char *v = g->is_server ? "gnutls-server" : "gnutls-client";
+    xt.gnutls_sends++;
+    int r = gnutls_buffer_append_data(extdata, v, strlen(v));
+    return r < 0 ? r : (int)strlen(v);
+}
+
+/*
+ * A custom extension crosses in the ClientHello and comes back in EncryptedExtensions, both
+ * directions: qtls's SSL_CTX_add_custom_ext against GnuTLS's gnutls_session_ext_register.
+ */
+static void custom_extension_crosses_both_ways(void **state)
+{
+    struct interop *t = *state;
+    memset(&xt, 0, sizeof(xt));
+    if (t->why[0] == '\0') {
+        assert_int_equal(SSL_CTX_add_custom_ext(t->ctx, CUSTOM_EXT,
+                                                SSL_EXT_CLIENT_HELLO |
+                                                    SSL_EXT_TLS1_3_ENCRYPTED_EXTENSIONS,
+                                                q_xt_add, NULL, NULL, q_xt_parse, NULL),
+                         1);
+        assert_true(gnutls_session_ext_register(t->g.session, "qtls test", CUSTOM_EXT,
+                                                GNUTLS_EXT_TLS, g_xt_recv, g_xt_send, NULL, NULL,
+                                                NULL,
+                                                GNUTLS_EXT_FLAG_TLS | GNUTLS_EXT_FLAG_CLIENT_HELLO |
+                                                    GNUTLS_EXT_FLAG_EE) >= 0);
+    }
+    if (!run(t))
+        fail_msg("%s", t->why);
+    check_connection(t, 0, EARLY_NONE);
+    assert_int_equal(xt.qtls_adds, 1);
+    assert_int_equal(xt.qtls_parses, 1);
+    assert_int_equal(xt.gnutls_recvs, 1);
+    if (t->c->qtls_is_server) {
+        assert_string_equal(xt.qtls_got, "gnutls-client");
+        assert_string_equal(xt.gnutls_got, "qtls-server");
+    } else {
+        assert_string_equal(xt.gnutls_got, "qtls-client");
+        assert_string_equal(xt.qtls_got, "gnutls-server");
+    }
+}
+
+static int verify_calls, verify_saw_ssl, verify_chain_len;
+static int reject_with_cert_rejected(X509_STORE_CTX *sctx, void *arg)
+{
+    verify_calls++;
+    verify_saw_ssl =
+        X509_STORE_CTX_get_ex_data(sctx, SSL_get_ex_data_X509_STORE_CTX_idx()) == arg;
+    verify_chain_len = sk_X509_num(X509_STORE_CTX_get0_untrusted(sctx));
+    X509_STORE_CTX_set_error(sctx, X509_V_ERR_CERT_REJECTED);
+    return 0;
+}
+
+/* The application's verify function replaces X509_verify_cert on GnuTLS's chain: its "no"
+   fails the handshake with bad_certificate, though the chain itself verifies. */
+static void cert_verify_callback_rejects_the_gnutls_chain(void **state)
+{
+    struct interop *t = *state;
+    verify_calls = verify_saw_ssl = verify_chain_len = 0;
+    if (t->why[0] == '\0')
+        SSL_CTX_set_cert_verify_callback(t->ctx, reject_with_cert_rejected, t->q.ssl);
+    assert_false(run(t));
+    assert_int_equal(verify_calls, 1);
+    assert_true(verify_saw_ssl);
+    assert_int_equal(verify_chain_len, 1); /* the leaf GnuTLS sent */
+    assert_int_equal(t->q.alert, SSL_AD_BAD_CERTIFICATE);
+    assert_int_equal(SSL_get_verify_result(t->q.ssl), X509_V_ERR_CERT_REJECTED);
+    assert_false(t->g.done);
+    ERR_clear_error();
+}
+
 /* --- the cases ------------------------------------------------------------ */
 
 static struct interop_case *add_case(int qtls_is_server, int suite, int group, const char *cert)
@@ -1745,6 +1858,17 @@ static void build_cases(struct CMUnitTest *tests)
     c->test = sigalgs_list_without_the_servers_scheme_fails;
     snprintf(c->name, sizeof(c->name),
              "qtls_client_sigalgs_without_the_gnutls_servers_scheme_fail_the_handshake");
+
+    /* Custom extensions both ways; the certificate verify callback refusing GnuTLS's chain. */
+    for (int dir = 0; dir < 2; dir++) {
+        c = add_case(dir, 0, G_X25519, "ecdsa256");
+        c->test = custom_extension_crosses_both_ways;
+        snprintf(c->name, sizeof(c->name), "%s_exchange_a_custom_extension", pair_name(dir));
+    }
+    c = add_case(0, 0, G_X25519, "ecdsa256");
+    c->test = cert_verify_callback_rejects_the_gnutls_chain;
+    snprintf(c->name, sizeof(c->name),
+             "qtls_client_cert_verify_callback_rejects_the_gnutls_servers_chain");
 
     /* RFC 9001 §4.6.1 against GnuTLS's TLS default for max_early_data_size. */
     c = add_case(0, 0, G_X25519, "ecdsa256");

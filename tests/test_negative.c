@@ -919,6 +919,47 @@ static void cfg_client_cert_cb_fails(struct fixture *f)
 }
 static void cfg_server_without_certificate(struct fixture *f) { SSL_certs_clear(f->p.server.ssl); }
 
+/* SSL_CTX_set_cert_verify_callback (cert.c): the application's verdict replaces the chain's. */
+static int verify_rejects(X509_STORE_CTX *sctx, void *arg)
+{
+    X509_STORE_CTX_set_error(sctx, X509_V_ERR_CERT_REJECTED);
+    return 0;
+}
+static void cfg_client_verify_callback_rejects(struct fixture *f)
+{
+    SSL_set_verify(f->p.client.ssl, SSL_VERIFY_PEER, NULL);
+    SSL_CTX_set_cert_verify_callback(f->cctx, verify_rejects, NULL);
+}
+
+/* Custom extensions (custom_ext.c) of type X_UNKNOWN, in ClientHello and EncryptedExtensions. */
+#define X_CTX (SSL_EXT_CLIENT_HELLO | SSL_EXT_TLS1_3_ENCRYPTED_EXTENSIONS)
+static int xt_skip(SSL *s, unsigned int type, unsigned int context, const unsigned char **out,
+                   size_t *outlen, X509 *x, size_t chainidx, int *al, void *arg)
+{
+    return 0; /* registered, but not sent */
+}
+static int xt_refuse(SSL *s, unsigned int type, unsigned int context, const unsigned char *in,
+                     size_t inlen, X509 *x, size_t chainidx, int *al, void *arg)
+{
+    *al = SSL_AD_ILLEGAL_PARAMETER;
+    return 0;
+}
+static void cfg_client_custom_ext_not_sent(struct fixture *f)
+{
+    assert_int_equal(SSL_CTX_add_custom_ext(f->cctx, X_UNKNOWN, X_CTX, xt_skip, NULL, NULL, NULL,
+                                            NULL),
+                     1);
+}
+static void cfg_server_refuses_custom_ext(struct fixture *f)
+{
+    assert_int_equal(SSL_CTX_add_custom_ext(f->cctx, X_UNKNOWN, X_CTX, NULL, NULL, NULL, NULL,
+                                            NULL),
+                     1);
+    assert_int_equal(SSL_CTX_add_custom_ext(f->sctx, X_UNKNOWN, X_CTX, NULL, NULL, NULL,
+                                            xt_refuse, NULL),
+                     1);
+}
+
 static void cfg_hrr(struct fixture *f)
 {
     assert_int_equal(SSL_set1_groups_list(f->p.client.ssl, "X25519:P-384"), 1);
@@ -1316,6 +1357,18 @@ static const struct neg_case cases[] = {
     /* RFC 8446 §4.2: an unknown extension cannot have been offered */
     {ROW("unknown_extension_in_encrypted_extensions_is_unsupported_extension", PUMP),
      EE(ee_unknown), EXPECT(SSL_AD_UNSUPPORTED_EXTENSION, SSL_R_UNSOLICITED_EXTENSION)},
+    /* RFC 8446 §4.2: a custom extension the client registered but did not send (custom_ext.c) */
+    {ROW("unsent_custom_extension_in_encrypted_extensions_is_unsupported_extension", PUMP),
+     .config = cfg_client_custom_ext_not_sent, EE(ee_unknown),
+     EXPECT(SSL_AD_UNSUPPORTED_EXTENSION, SSL_R_BAD_EXTENSION)},
+    /* SSL_CTX_set_cert_verify_callback(3): X509_V_ERR_CERT_REJECTED maps to bad_certificate */
+    {ROW("cert_verify_callback_rejection_is_bad_certificate", PUMP),
+     .config = cfg_client_verify_callback_rejects,
+     EXPECT(SSL_AD_BAD_CERTIFICATE, SSL_R_CERTIFICATE_VERIFY_FAILED)},
+    /* SSL_CTX_add_custom_ext(3): a parse callback's refusal is its alert */
+    {ROW("custom_extension_refused_by_the_server_is_the_callbacks_alert", PUMP),
+     .config = cfg_server_refuses_custom_ext, SERVER,
+     EXPECT(SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_EXTENSION)},
     /* RFC 8446 §4.2: recognised, offered, but not allowed in EncryptedExtensions */
     {ROW("key_share_in_encrypted_extensions_is_illegal_parameter", PUMP), EE(ee_key_share),
      EXPECT(SSL_AD_ILLEGAL_PARAMETER, QTLS_R_UNEXPECTED_EXTENSION)},

@@ -23,8 +23,13 @@ extern "C" {
 #define X25519_PRIVATE_KEY_LEN 32
 #define X25519_PUBLIC_VALUE_LEN 32
 
-/* OPENSSL_info(OPENSSL_INFO_QUIC) for quictls's 2000; other types go to libcrypto's OPENSSL_info. */
+/* OPENSSL_info(OPENSSL_INFO_QUIC) for quictls's 2000; other types go to libcrypto's OPENSSL_info.
+   Declared once per translation unit (the compat <openssl/quic.h> declares it too), so that
+   -Werror=redundant-decls builds (ngtcp2's --enable-werror) see one declaration. */
+#ifndef QTLS_DECLARED_QUIC_OPENSSL_INFO
+#define QTLS_DECLARED_QUIC_OPENSSL_INFO
 const char *qtls_quic_openssl_info(int type);
+#endif
 
 /* The transport-parameter extension codepoints (RFC 9001 §8.2, and draft-27). */
 #define TLSEXT_TYPE_quic_transport_parameters_draft 0xffa5

@@ -15,7 +15,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#ifndef QTLS_DECLARED_QUIC_OPENSSL_INFO /* qtls/quic.h declares it too */
+#define QTLS_DECLARED_QUIC_OPENSSL_INFO
 const char *qtls_quic_openssl_info(int type);
+#endif
 #ifdef __cplusplus
 }
 #endif
