@@ -32,8 +32,7 @@ LAYERS='
 #   ca_list, ocsp -> extensions: ext_open/ext_close (extension rows in their own files; the
 #     extension-table rework of issue 10 moves the framing below them)
 #   session -> ctx: OPENSSL_init_ssl (d2i_SSL_SESSION may run first in a process)
-#   custom_ext -> compat_tcp: qtls_not_implemented (an error helper that belongs in err.c)
-ALLOWED_UP='ca_list>extensions ocsp>extensions session>ctx custom_ext>compat_tcp'
+ALLOWED_UP='ca_list>extensions ocsp>extensions session>ctx'
 
 failed=0
 report() { # report RULE N_PROBLEMS

@@ -61,6 +61,8 @@ int qtls_fail_raise(SSL *c, int alert, int reason);
 #define qtls_fail(c, alert, reason)                                                                \
     (ERR_new(), ERR_set_debug(OPENSSL_FILE, OPENSSL_LINE, OPENSSL_FUNC),                           \
      qtls_fail_raise((c), (alert), (reason)))
+/* Raises QTLS_R_NOT_IMPLEMENTED naming the setting (for any layer, err.c); returns 0. */
+int qtls_not_implemented(const char *setting);
 
 /* clock.c: the wall clock every session and ticket time comes from (µs / s since the epoch). */
 uint64_t clock_now_us(void);
@@ -953,8 +955,6 @@ void cb_alert_sent(SSL *c, uint8_t alert);
 
 /* compat_tcp.c: frees the connection's BIOs (SSL_free). */
 void compat_free_bios(SSL *s);
-/* Raises QTLS_R_NOT_IMPLEMENTED naming the setting; returns 0. */
-int qtls_not_implemented(const char *setting);
 
 /*
  * sigalgs.c: signature-algorithm lists (RFC 8446 §4.2.3) with OpenSSL's rules. The list we send
