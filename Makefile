@@ -256,11 +256,14 @@ clean:
 # BoGo: BoringSSL's TLS test runner, built from Debian's packages, in QUIC mode
 # against the shim in tests/bogo (see tests/bogo/README.md). Last line:
 # "N passed, N failed, N skipped".
-# ngtcp2 0.12.1's own quictls backend and examples, unmodified, on qtls (tests/ngtcp2/run.sh)
+# ngtcp2 0.12.1's own quictls backend and examples, unmodified, on qtls (tests/ngtcp2/run.sh);
+# curl 7.88.1 with HTTP/3 on qtls and TCP on GnuTLS in one binary (tests/curl/run.sh); HAProxy
+# 2.6 serving HTTP/3 on qtls (tests/haproxy/run.sh). Each runs even when one before it fails;
+# make interop fails if any did.
 interop:
-	@scripts/deps.sh build $(CC_GROUP) interop
-	@tests/ngtcp2/run.sh
-	@tests/haproxy/run.sh
+	@scripts/deps.sh build $(CC_GROUP) interop h3 curl
+	@rc=0; tests/ngtcp2/run.sh || rc=1; tests/curl/run.sh || rc=1; tests/haproxy/run.sh || rc=1; \
+	    exit $$rc
 
 bogo:
 	@scripts/deps.sh build $(CC_GROUP) bogo

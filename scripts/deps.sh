@@ -27,6 +27,9 @@
 #   callgrind valgrind, for make bench CALLGRIND=1
 #   bogo      Go and its x/crypto, x/sys modules, to build BoGo's runner
 #   interop   what ngtcp2 0.12.1's source package needs to build its examples
+#   curl      what curl 7.88.1's source package needs for tests/curl/run.sh's
+#             build (GnuTLS, nghttp3, zlib; ngtcp2 is built from source) and its
+#             checks (gnutls-serv, binutils' readelf and nm)
 set -eu
 
 packages() {
@@ -46,6 +49,10 @@ packages() {
     interop)
         echo "autoconf automake libtool make g++ pkg-config dpkg-dev xz-utils openssl"
         echo "libssl-dev libnghttp3-dev libev-dev"
+        ;;
+    curl)
+        echo "autoconf automake libtool make pkg-config dpkg-dev xz-utils openssl libssl-dev"
+        echo "libgnutls28-dev libnghttp3-dev zlib1g-dev gnutls-bin binutils"
         ;;
     *) echo "deps.sh: unknown group '$1'" >&2; return 1 ;;
     esac

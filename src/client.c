@@ -151,6 +151,8 @@ static enum hs_wait process_hello_retry_request(SSL *c, const struct ext_set *e,
         return HS_ERROR;
     hs->hrr_done = 1;
     hs->hrr_cipher = c->cipher;
+    if (hs->early_data_offered) /* §4.2.10: the second ClientHello carries no 0-RTT */
+        c->early_data_reason = ssl_early_data_hello_retry_request;
     if (ext_has(e, EXT_KEY_SHARE)) {
         if (!rd_u16(&ks, &group_id) || !rd_empty(&ks))
             return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
@@ -245,6 +247,7 @@ static enum hs_wait do_read_encrypted_extensions(SSL *c)
         return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (!ext_split(c, EM_EE, exts, c->hs->offered, &e) ||
         !ext_process_encrypted_extensions(c, &e) || !psk_client_encrypted_extensions(c, &e) ||
+        !psk_client_reverify_after_encrypted_extensions(c) ||
         !custom_ext_parse(c, SSL_EXT_TLS1_3_ENCRYPTED_EXTENSIONS, exts) || !msg_consume(c, &whole))
         return HS_ERROR;
     /* A resumed handshake authenticates with the PSK: no certificate messages (§2.2). */

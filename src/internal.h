@@ -389,6 +389,7 @@ struct ssl_ctx_st {
     STACK_OF(SSL_CIPHER) *cipher_stack; /* cipher_lists.c: SSL_CTX_get_ciphers' view, owned */
     /* cert.c: SSL_CTX_set_cert_verify_callback, run instead of X509_verify_cert */
     int (*app_verify_cb)(X509_STORE_CTX *, void *);
+    int reverify_on_resume; /* SSL_CTX_set_reverify_on_resume */
     void *app_verify_arg;
     struct seclevel sec; /* seclevel.c, copied by SSL_new */
     struct dh_params dh; /* dh.c: stored only (TLS 1.2 DHE) */
@@ -523,6 +524,7 @@ struct ssl_st {
     SSL_SESSION *session;   /* client: set by SSL_set_session, then the one in use */
     int session_reused;     /* SSL_session_reused */
     int early_data_status;  /* SSL_EARLY_DATA_NOT_SENT / _REJECTED / _ACCEPTED */
+    int early_data_reason;  /* enum ssl_early_data_reason_t: why (SSL_get_early_data_reason) */
     size_t num_tickets;     /* from the context, SSL_set_num_tickets */
     uint32_t max_early_data;
     uint8_t sid_ctx[SSL_MAX_SID_CTX_LENGTH];
@@ -907,6 +909,8 @@ QTLS_MUST_CHECK int psk_client_after_hello(SSL *c);
 QTLS_MUST_CHECK int psk_client_server_hello(SSL *c, const struct ext_set *e);
 /* Client: the server's early_data answer in EncryptedExtensions. */
 QTLS_MUST_CHECK int psk_client_encrypted_extensions(SSL *c, const struct ext_set *e);
+/* SSL_CTX_set_reverify_on_resume, for a resumed handshake whose 0-RTT was not accepted. */
+QTLS_MUST_CHECK int psk_client_reverify_after_encrypted_extensions(SSL *c);
 /* Server: picks and checks a PSK from ClientHello (binder over `whole`), decides 0-RTT. */
 QTLS_MUST_CHECK int psk_server_select(SSL *c, const struct ext_set *e, const struct rd *whole);
 /* Server: the pre_shared_key extension of ServerHello, when resuming. */

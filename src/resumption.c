@@ -81,6 +81,11 @@ int psk_client_prepare(SSL *c)
     hs->psk_offered = 0;
     hs->early_data_offered = 0;
     secret_wipe(&hs->early_secret);
+    /* The first ClientHello decides the reason; after a HelloRetryRequest it stays. */
+    int first = !hs->hrr_done;
+    if (first)
+        c->early_data_reason =
+            c->early_data_enabled ? ssl_early_data_no_session_offered : ssl_early_data_disabled;
     if (s == NULL || !SSL_SESSION_is_resumable(s) || !session_live(s, clock_now_seconds()))
         return 1;
     /* A ticket too large for a ClientHello is not offered rather than failing every try. */
@@ -101,7 +106,70 @@ int psk_client_prepare(SSL *c)
     hs->early_data_offered = !hs->hrr_done && c->early_data_enabled &&
                              s->max_early_data == QTLS_QUIC_MAX_EARLY_DATA && suite_ok &&
                              s->alpn_len > 0 && alpn_offered(c, s->alpn, s->alpn_len);
+    /* BoringSSL's should_offer_early_data order; offered: the server's answer decides. */
+    if (first && c->early_data_enabled)
+        c->early_data_reason = hs->early_data_offered ? ssl_early_data_unknown
+                               : s->max_early_data != QTLS_QUIC_MAX_EARLY_DATA || !suite_ok ||
+                                       s->alpn_len == 0
+                                   ? ssl_early_data_unsupported_for_session
+                                   : ssl_early_data_alpn_mismatch;
     return 1;
+}
+
+/*
+ * SSL_CTX_set_reverify_on_resume: the session's peer certificate goes through verification
+ * again, as a chain of the leaf the session kept. Returns 1 to go on, 0 with the alert and
+ * SSL_R_CERTIFICATE_VERIFY_FAILED set (only under SSL_VERIFY_PEER, as a first verification).
+ */
+static int reverify_session_peer(SSL *c)
+{
+    X509 *leaf = c->session != NULL ? c->session->peer : NULL;
+    if (!c->ctx->reverify_on_resume || leaf == NULL)
+        return 1;
+    STACK_OF(X509) *chain = sk_X509_new_null();
+    if (chain == NULL || !X509_up_ref(leaf)) {
+        sk_X509_free(chain);
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+    }
+    if (!sk_X509_push(chain, leaf)) {
+        X509_free(leaf);
+        sk_X509_free(chain);
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+    }
+    int ok = cert_verify_peer_chain(c, chain);
+    sk_X509_pop_free(chain, X509_free);
+    return ok;
+}
+
+/* A resumed handshake whose 0-RTT was not accepted: verify again now (BoringSSL's place). */
+int psk_client_reverify_after_encrypted_extensions(SSL *c)
+{
+    if (!c->hs->resumed || c->early_data_status == SSL_EARLY_DATA_ACCEPTED)
+        return 1;
+    return reverify_session_peer(c);
+}
+
+void SSL_CTX_set_reverify_on_resume(SSL_CTX *ctx, int enabled)
+{
+    ctx->reverify_on_resume = enabled != 0;
+}
+
+enum ssl_early_data_reason_t SSL_get_early_data_reason(const SSL *ssl)
+{
+    return (enum ssl_early_data_reason_t)ssl->early_data_reason;
+}
+
+const char *SSL_early_data_reason_string(enum ssl_early_data_reason_t reason)
+{
+    static const char *const names[] = {
+        "unknown", "disabled", "accepted", "protocol_version", "peer_declined",
+        "no_session_offered", "session_not_resumed", "unsupported_for_session",
+        "hello_retry_request", "alpn_mismatch", "channel_id", NULL /* 11: reserved */,
+        "ticket_age_skew", "quic_parameter_mismatch", "alps_mismatch",
+    };
+    if ((int)reason < 0 || (size_t)reason >= sizeof(names) / sizeof(names[0]))
+        return NULL;
+    return names[reason];
 }
 
 /*
@@ -166,6 +234,9 @@ int psk_client_after_hello(SSL *c)
 {
     if (!c->hs->early_data_offered)
         return 1;
+    /* Re-verification before any 0-RTT key exists (BoringSSL: early_reverify_server_certificate). */
+    if (!reverify_session_peer(c))
+        return 0;
     /* The resumed suite is the current cipher while the 0-RTT key is installed. */
     c->cipher = c->session->cipher;
     c->early_data_status = SSL_EARLY_DATA_REJECTED; /* until EncryptedExtensions says so */
@@ -195,8 +266,13 @@ int psk_client_server_hello(SSL *c, const struct ext_set *e)
 
 int psk_client_encrypted_extensions(SSL *c, const struct ext_set *e)
 {
-    if (!ext_has(e, EXT_EARLY_DATA))
+    if (!ext_has(e, EXT_EARLY_DATA)) {
+        /* Not after a HelloRetryRequest, whose reason is already there. */
+        if (c->hs->early_data_offered)
+            c->early_data_reason = c->hs->resumed ? ssl_early_data_peer_declined
+                                                  : ssl_early_data_session_not_resumed;
         return 1;
+    }
     if (!rd_empty(&e->body[EXT_EARLY_DATA]))
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     /* §4.2.10: accepting 0-RTT means the first PSK and its suite. */
@@ -208,6 +284,7 @@ int psk_client_encrypted_extensions(SSL *c, const struct ext_set *e)
         memcmp(c->alpn_selected, s->alpn, s->alpn_len) != 0)
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_INCONSISTENT_EARLY_DATA_ALPN);
     c->early_data_status = SSL_EARLY_DATA_ACCEPTED;
+    c->early_data_reason = ssl_early_data_accepted;
     return 1;
 }
 
@@ -310,36 +387,45 @@ static SSL_SESSION *open_ticket(SSL *c, struct rd identity, int *abort)
 }
 
 /* RFC 8446 §4.2.10 and RFC 9001 §4.6.1: every condition under which 0-RTT is safe here. */
+/* Whether the server takes 0-RTT: ssl_early_data_accepted, or the reason it does not. */
 static int early_data_acceptable(SSL *c, const SSL_SESSION *s, size_t index, uint32_t obf_age,
                                  struct rd identity)
 {
     SSL_CTX *ctx = c->ctx;
     uint64_t now = clock_now_seconds();
-    if (index != 0 || !c->early_data_enabled || c->max_early_data == 0 ||
-        s->max_early_data == 0 || c->hs->hrr_done || s->cipher != c->cipher)
-        return 0;
+    if (c->hs->hrr_done)
+        return ssl_early_data_hello_retry_request;
+    if (index != 0 || s->max_early_data == 0 || s->cipher != c->cipher)
+        return ssl_early_data_unsupported_for_session;
     if (s->alpn_len != c->alpn_selected_len || memcmp(s->alpn, c->alpn_selected, s->alpn_len))
-        return 0;
+        return ssl_early_data_alpn_mismatch;
     if ((s->hostname == NULL) != (c->hostname == NULL) ||
         (s->hostname != NULL && strcmp(s->hostname, c->hostname) != 0))
-        return 0;
+        return ssl_early_data_quic_parameter_mismatch;
     if (s->early_context_len != c->early_data_context_len ||
         (s->early_context_len > 0 &&
          memcmp(s->early_context, c->early_data_context, s->early_context_len) != 0))
-        return 0;
+        return ssl_early_data_quic_parameter_mismatch;
     /* §8.3: the client's view of the ticket age must match ours (second-granular issue time). */
     int64_t client_ms = (int64_t)(uint32_t)(obf_age - s->age_add);
     int64_t server_ms = (int64_t)(now - s->time) * 1000;
     if (client_ms - server_ms > QTLS_TICKET_AGE_SKEW_MS + 1000 ||
         server_ms - client_ms > QTLS_TICKET_AGE_SKEW_MS + 1000)
-        return 0;
+        return ssl_early_data_ticket_age_skew;
     if (c->allow_early_data_cb != NULL && !c->allow_early_data_cb(c, c->allow_early_data_arg))
-        return 0;
+        return ssl_early_data_disabled;
     /* §8.1: a ticket carries 0-RTT once, unless the application handles replay itself. */
     if (!(c->options & SSL_OP_NO_ANTI_REPLAY) &&
         !replay_check_and_add(ctx, identity.p, identity.n, now, s->timeout))
-        return 0;
-    return 1;
+        return ssl_early_data_unsupported_for_session;
+    return ssl_early_data_accepted;
+}
+
+/* The server's reason, unless the first ClientHello (HelloRetryRequest) already gave one. */
+static void server_reason(SSL *c, int reason)
+{
+    if (c->early_data_reason == ssl_early_data_unknown)
+        c->early_data_reason = reason;
 }
 
 /* The binder at `index`, checked in constant time against the partial ClientHello. */
@@ -434,16 +520,23 @@ int psk_server_select(SSL *c, const struct ext_set *e, const struct rd *whole)
         return 0;
     if (ext_has(e, EXT_EARLY_DATA))
         c->early_data_status = SSL_EARLY_DATA_REJECTED; /* until accepted below */
-    if (!ext_has(e, EXT_PRE_SHARED_KEY))
+    /* 0-RTT being disabled overrides every other reason (as BoringSSL). */
+    if (!c->early_data_enabled || c->max_early_data == 0)
+        server_reason(c, ssl_early_data_disabled);
+    if (!ext_has(e, EXT_PRE_SHARED_KEY)) {
+        server_reason(c, ssl_early_data_no_session_offered);
         return 1;
+    }
     if (!ext_has(e, EXT_PSK_KEY_EXCHANGE_MODES)) /* §4.2.9 */
         return qtls_fail(c, SSL_AD_MISSING_EXTENSION, SSL_R_MISSING_PSK_KEX_MODES_EXTENSION);
     if (!rd_vec16(&body, &ids) || !rd_vec16(&body, &binders) || !rd_empty(&body))
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (!count_psk_entries(c, ids, binders, &n))
         return 0;
-    if (!c->hs->psk_dhe_ke || (c->options & SSL_OP_NO_TICKET))
+    if (!c->hs->psk_dhe_ke || (c->options & SSL_OP_NO_TICKET)) {
+        server_reason(c, ssl_early_data_session_not_resumed);
         return 1;
+    }
     uint64_t now = clock_now_seconds();
     for (index = 0; index < n && s == NULL && !abort; index++) {
         if (!rd_vec16(&ids, &id) || !rd_u32(&ids, &obf_age))
@@ -459,14 +552,21 @@ int psk_server_select(SSL *c, const struct ext_set *e, const struct rd *whole)
     }
     if (abort)
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_CALLBACK_FAILED);
-    if (s == NULL)
+    if (s == NULL) {
+        server_reason(c, ssl_early_data_session_not_resumed);
         return 1; /* no usable ticket: a full handshake */
+    }
     index--;
     if (!resume_with(c, s, index))
         return 0;
     if (!check_binder(c, binders, index, whole, binders.n))
         return 0;
-    if (ext_has(e, EXT_EARLY_DATA) && early_data_acceptable(c, s, index, obf_age, id))
+    if (s->max_early_data == 0)
+        server_reason(c, ssl_early_data_unsupported_for_session);
+    if (!ext_has(e, EXT_EARLY_DATA))
+        server_reason(c, ssl_early_data_peer_declined);
+    server_reason(c, early_data_acceptable(c, s, index, obf_age, id));
+    if (c->early_data_reason == ssl_early_data_accepted)
         return accept_early_data(c, whole);
     return 1;
 }

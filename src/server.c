@@ -330,8 +330,13 @@ static enum hs_wait do_read_client_hello(SSL *c)
     if (need_hrr) {
         if (!fingerprint(c, &ch, hs->ch1_digest))
             return HS_ERROR;
-        if (ext_has(&ch.e, EXT_EARLY_DATA)) /* §4.2.10: no 0-RTT after HelloRetryRequest */
+        if (!c->early_data_enabled || c->max_early_data == 0)
+            c->early_data_reason = ssl_early_data_disabled;
+        if (ext_has(&ch.e, EXT_EARLY_DATA)) { /* §4.2.10: no 0-RTT after HelloRetryRequest */
             c->early_data_status = SSL_EARLY_DATA_REJECTED;
+            if (c->early_data_reason == ssl_early_data_unknown)
+                c->early_data_reason = ssl_early_data_hello_retry_request;
+        }
     } else if (!psk_server_select(c, &ch.e, &whole)) {
         return HS_ERROR;
     }

@@ -163,6 +163,8 @@ static void resumed_handshake_skips_certificates(void **state)
     assert_int_equal(SSL_session_reused(f->p.server.ssl), 1);
     assert_int_equal(SSL_get_early_data_status(f->p.client.ssl), SSL_EARLY_DATA_NOT_SENT);
     assert_false(f->p.client.have_write[ssl_encryption_early_data]);
+    assert_int_equal(SSL_get_early_data_reason(f->p.client.ssl), ssl_early_data_disabled);
+    assert_int_equal(SSL_get_early_data_reason(f->p.server.ssl), ssl_early_data_disabled);
     /* The resumed connection got fresh tickets too. */
     assert_int_equal(n_sessions, 4);
 }
@@ -184,6 +186,8 @@ static void zero_rtt_is_accepted_with_equal_early_secrets(void **state)
     assert_int_equal(SSL_get_early_data_status(c->ssl), SSL_EARLY_DATA_ACCEPTED);
     assert_int_equal(SSL_get_early_data_status(sv->ssl), SSL_EARLY_DATA_ACCEPTED);
     assert_int_equal(SSL_session_reused(c->ssl), 1);
+    assert_int_equal(SSL_get_early_data_reason(c->ssl), ssl_early_data_accepted);
+    assert_int_equal(SSL_get_early_data_reason(sv->ssl), ssl_early_data_accepted);
 }
 
 static void zero_rtt_ticket_is_single_use(void **state)
@@ -198,6 +202,10 @@ static void zero_rtt_ticket_is_single_use(void **state)
     assert_int_equal(SSL_session_reused(f->p.server.ssl), 1);
     assert_int_equal(SSL_get_early_data_status(f->p.client.ssl), SSL_EARLY_DATA_REJECTED);
     assert_int_equal(SSL_get_early_data_status(f->p.server.ssl), SSL_EARLY_DATA_REJECTED);
+    /* qtls's replay refusal has no BoringSSL value of its own: the ticket's 0-RTT is spent. */
+    assert_int_equal(SSL_get_early_data_reason(f->p.server.ssl),
+                     ssl_early_data_unsupported_for_session);
+    assert_int_equal(SSL_get_early_data_reason(f->p.client.ssl), ssl_early_data_peer_declined);
 }
 
 static int select_other(SSL *ssl, const unsigned char **out, unsigned char *outlen,
@@ -228,6 +236,8 @@ static void zero_rtt_rejected_when_alpn_changes(void **state)
     assert_int_equal(SSL_CTX_set_alpn_protos(f->cctx, both, sizeof(both)), 0);
     assert_true(resume(f, s, 1));
     assert_rejected_but_complete(f);
+    assert_int_equal(SSL_get_early_data_reason(f->p.server.ssl), ssl_early_data_alpn_mismatch);
+    assert_int_equal(SSL_get_early_data_reason(f->p.client.ssl), ssl_early_data_peer_declined);
 }
 
 /* Replaces the first `len` bytes equal to `from` in the side's output at `level` with `to`. */
@@ -316,6 +326,9 @@ static void zero_rtt_rejected_when_context_changes(void **state)
     assert_true(mock_handshake(&f->p, 0));
     assert_rejected_but_complete(f);
     assert_int_equal(SSL_session_reused(f->p.server.ssl), 1);
+    assert_int_equal(SSL_get_early_data_reason(f->p.server.ssl),
+                     ssl_early_data_quic_parameter_mismatch);
+    assert_int_equal(SSL_get_early_data_reason(f->p.client.ssl), ssl_early_data_peer_declined);
 }
 
 /* RFC 8446 §4.2.10: no 0-RTT after HelloRetryRequest; resumption still works. */
@@ -329,6 +342,10 @@ static void zero_rtt_rejected_after_hello_retry_request(void **state)
     assert_rejected_but_complete(f);
     assert_int_equal(SSL_session_reused(f->p.client.ssl), 1);
     assert_int_equal(SSL_get_negotiated_group(f->p.client.ssl), NID_X9_62_prime256v1);
+    assert_int_equal(SSL_get_early_data_reason(f->p.client.ssl),
+                     ssl_early_data_hello_retry_request);
+    assert_int_equal(SSL_get_early_data_reason(f->p.server.ssl),
+                     ssl_early_data_hello_retry_request);
 }
 
 /* RFC 8446 §8.3: a ticket age far from the server's view refuses 0-RTT, not resumption. */
@@ -341,6 +358,7 @@ static void ticket_age_mismatch_rejects_zero_rtt(void **state)
     assert_true(resume(f, s, 1));
     assert_int_equal(SSL_session_reused(f->p.server.ssl), 1);
     assert_rejected_but_complete(f);
+    assert_int_equal(SSL_get_early_data_reason(f->p.server.ssl), ssl_early_data_ticket_age_skew);
 }
 
 /* The server's ticket lifetime (SSL_CTX_set_timeout) is enforced by the server. */
@@ -367,6 +385,10 @@ static void ticket_from_another_server_means_full_handshake(void **state)
     assert_true(resume(f, s, 1));
     assert_int_equal(SSL_session_reused(f->p.server.ssl), 0);
     assert_rejected_but_complete(f);
+    assert_int_equal(SSL_get_early_data_reason(f->p.server.ssl),
+                     ssl_early_data_session_not_resumed);
+    assert_int_equal(SSL_get_early_data_reason(f->p.client.ssl),
+                     ssl_early_data_session_not_resumed);
 }
 
 static void early_data_disabled_on_server_is_rejected(void **state)
@@ -379,6 +401,8 @@ static void early_data_disabled_on_server_is_rejected(void **state)
     assert_true(mock_handshake(&f->p, 0));
     assert_rejected_but_complete(f);
     assert_int_equal(SSL_session_reused(f->p.server.ssl), 1);
+    assert_int_equal(SSL_get_early_data_reason(f->p.server.ssl), ssl_early_data_disabled);
+    assert_int_equal(SSL_get_early_data_reason(f->p.client.ssl), ssl_early_data_peer_declined);
 }
 
 /* A server without max_early_data issues tickets that do not allow 0-RTT. */
@@ -391,6 +415,87 @@ static void tickets_without_max_early_data_do_not_offer_0rtt(void **state)
     assert_true(resume(f, s, 1));
     assert_int_equal(SSL_get_early_data_status(f->p.client.ssl), SSL_EARLY_DATA_NOT_SENT);
     assert_int_equal(SSL_session_reused(f->p.client.ssl), 1);
+    assert_int_equal(SSL_get_early_data_reason(f->p.client.ssl),
+                     ssl_early_data_unsupported_for_session);
+    /* A server without max_early_data has 0-RTT disabled, which overrides the rest. */
+    assert_int_equal(SSL_get_early_data_reason(f->p.server.ssl), ssl_early_data_disabled);
+}
+
+/* BoringSSL's strings, which its test runner compares. */
+static void early_data_reason_strings_are_boringssls(void **state)
+{
+    (void)state;
+    assert_string_equal(SSL_early_data_reason_string(ssl_early_data_accepted), "accepted");
+    assert_string_equal(SSL_early_data_reason_string(ssl_early_data_disabled), "disabled");
+    assert_string_equal(SSL_early_data_reason_string(ssl_early_data_quic_parameter_mismatch),
+                        "quic_parameter_mismatch");
+    assert_null(SSL_early_data_reason_string((enum ssl_early_data_reason_t)11));
+    assert_null(SSL_early_data_reason_string((enum ssl_early_data_reason_t)15));
+}
+
+/* SSL_CTX_set_reverify_on_resume: the application's verification runs again on resumption. */
+static int verify_calls, verify_refuses;
+static int counting_verify(X509_STORE_CTX *store, void *arg)
+{
+    (void)arg;
+    verify_calls++;
+    if (verify_refuses) {
+        X509_STORE_CTX_set_error(store, X509_V_ERR_CERT_REJECTED);
+        return 0;
+    }
+    return 1;
+}
+
+static void reverify_on_resume_runs_the_verification_once(void **state)
+{
+    struct fixture *f = *state;
+    SSL_CTX_set_cert_verify_callback(f->cctx, counting_verify, NULL);
+    SSL_CTX_set_verify(f->cctx, SSL_VERIFY_PEER, NULL);
+    verify_calls = verify_refuses = 0;
+    SSL_SESSION *s = first_handshake(f);
+    assert_int_equal(verify_calls, 1);
+    /* Off by default: a resumption trusts the session. */
+    assert_true(resume(f, s, 0));
+    assert_int_equal(verify_calls, 1);
+    mock_pair_free(&f->p);
+    SSL_CTX_set_reverify_on_resume(f->cctx, 1);
+    /* 1-RTT resumption: once, after EncryptedExtensions. */
+    assert_true(resume(f, s, 0));
+    assert_int_equal(SSL_session_reused(f->p.client.ssl), 1);
+    assert_int_equal(verify_calls, 2);
+    mock_pair_free(&f->p);
+    /* Accepted 0-RTT: once, before the early keys; not again. */
+    s = sessions[n_sessions - 1];
+    assert_true(resume(f, s, 1));
+    assert_int_equal(SSL_get_early_data_status(f->p.client.ssl), SSL_EARLY_DATA_ACCEPTED);
+    assert_int_equal(verify_calls, 3);
+    mock_pair_free(&f->p);
+    /* Refused: the handshake fails before any 0-RTT key is handed out. */
+    s = sessions[n_sessions - 1];
+    verify_refuses = 1;
+    assert_false(resume(f, s, 1));
+    assert_int_equal(verify_calls, 4);
+    assert_false(f->p.client.have_write[ssl_encryption_early_data]);
+    assert_int_equal(ERR_GET_REASON(ERR_peek_last_error()), SSL_R_CERTIFICATE_VERIFY_FAILED);
+    ERR_clear_error();
+}
+
+/* 0-RTT refused by the server, session resumed: verified before the 0-RTT keys and again. */
+static void reverify_on_resume_again_when_zero_rtt_is_rejected(void **state)
+{
+    struct fixture *f = *state;
+    SSL_CTX_set_cert_verify_callback(f->cctx, counting_verify, NULL);
+    SSL_CTX_set_verify(f->cctx, SSL_VERIFY_PEER, NULL);
+    SSL_CTX_set_reverify_on_resume(f->cctx, 1);
+    verify_calls = verify_refuses = 0;
+    SSL_SESSION *s = first_handshake(f);
+    assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
+    assert_int_equal(SSL_set_session(f->p.client.ssl, s), 1);
+    SSL_set_quic_early_data_enabled(f->p.client.ssl, 1); /* the server does not */
+    assert_true(mock_handshake(&f->p, 0));
+    assert_rejected_but_complete(f);
+    assert_int_equal(SSL_session_reused(f->p.client.ssl), 1);
+    assert_int_equal(verify_calls, 3);
 }
 
 /* ngtcp2 stores its QUIC version in the ticket appdata and refuses tickets that differ. */
@@ -670,6 +775,11 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(early_data_disabled_on_server_is_rejected, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(tickets_without_max_early_data_do_not_offer_0rtt, setup,
+                                        teardown),
+        cmocka_unit_test(early_data_reason_strings_are_boringssls),
+        cmocka_unit_test_setup_teardown(reverify_on_resume_runs_the_verification_once, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(reverify_on_resume_again_when_zero_rtt_is_rejected, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(ticket_callbacks_carry_appdata, setup, teardown),
         cmocka_unit_test_setup_teardown(serialised_session_resumes, setup, teardown),

@@ -87,6 +87,43 @@ int SSL_process_quic_post_handshake(SSL *ssl);
 void SSL_set_quic_early_data_enabled(SSL *ssl, int enabled);
 int SSL_set_quic_early_data_context(SSL *ssl, const uint8_t *context, size_t context_len);
 
+/*
+ * BoringSSL's account of why 0-RTT was accepted or not, with BoringSSL's values, on both
+ * roles. Meaningful once the handshake has progressed far enough to decide (the client: after
+ * EncryptedExtensions; the server: after the ClientHello). qtls-specific refusals map to the
+ * nearest value: the server's allow_early_data callback saying no is "disabled", a replayed
+ * ticket "unsupported_for_session", an SNI change "quic_parameter_mismatch".
+ */
+enum ssl_early_data_reason_t {
+    ssl_early_data_unknown = 0,                 /* not decided (yet) */
+    ssl_early_data_disabled = 1,                /* 0-RTT not enabled on this side */
+    ssl_early_data_accepted = 2,
+    ssl_early_data_protocol_version = 3,        /* not TLS 1.3 (never in QUIC) */
+    ssl_early_data_peer_declined = 4,           /* the peer did not offer / accept it */
+    ssl_early_data_no_session_offered = 5,
+    ssl_early_data_session_not_resumed = 6,
+    ssl_early_data_unsupported_for_session = 7, /* the ticket does not allow 0-RTT */
+    ssl_early_data_hello_retry_request = 8,
+    ssl_early_data_alpn_mismatch = 9,
+    ssl_early_data_channel_id = 10,             /* never in qtls */
+    /* 11 is reserved (BoringSSL's former token binding) */
+    ssl_early_data_ticket_age_skew = 12,
+    ssl_early_data_quic_parameter_mismatch = 13,
+    ssl_early_data_alps_mismatch = 14,          /* never in qtls */
+    ssl_early_data_reason_max_value = ssl_early_data_alps_mismatch,
+};
+enum ssl_early_data_reason_t SSL_get_early_data_reason(const SSL *ssl);
+/* BoringSSL's names ("accepted", "peer_declined", ...); NULL for a value out of range. */
+const char *SSL_early_data_reason_string(enum ssl_early_data_reason_t reason);
+
+/*
+ * BoringSSL's SSL_CTX_set_reverify_on_resume: a client resuming a session runs certificate
+ * verification (SSL_CTX_set_cert_verify_callback, or X509_verify_cert and the verify callback)
+ * again on the session's peer certificate: before its 0-RTT keys are installed when it offers
+ * early data, and after EncryptedExtensions when 0-RTT was not accepted. Off by default.
+ */
+void SSL_CTX_set_reverify_on_resume(SSL_CTX *ctx, int enabled);
+
 int SSL_CIPHER_get_prf_nid(const SSL_CIPHER *cipher);
 
 #ifdef __cplusplus

@@ -8,8 +8,15 @@
 # 3. runs every QUIC-mode test (found by a listing pass among the names that
 #    contain "QUIC") with 2 workers, config.json's ErrorMap and DisabledTests, and
 #    -allow-unimplemented (the shim exits 89 for what qtls does not do);
-# 4. prints counts per family, the failing tests, and the closing line
-#    "N passed, N failed, N skipped" (skipped = unimplemented + disabled).
+# 4. matches each QUIC-mode test missing from the results against the
+#    config.json DisabledTests pattern that disables it (a test that disappears
+#    without one counts as failed), asks the shim once more, test by test, why
+#    it answered 89 to each skipped one;
+# 5. prints counts per family, the failing tests, and the closing line
+#    "N passed, N failed, N skipped" (skipped = unimplemented + disabled), and
+#    writes the per-family table with every skip's reason to
+#    build/bogo/table.md (BOGO_UPDATE_README=1: also into tests/bogo/README.md,
+#    between its bogo-table markers).
 #
 # Environment: BOGO_TEST (runner -test pattern, default *QUIC*), BOGO_WORKERS
 # (default 2), BOGO_TIMEOUT (seconds for the whole run, default 900),
@@ -83,23 +90,93 @@ fi
 
 # --- summary ------------------------------------------------------------------
 names "$OUT/results.json" | sort > "$OUT/results.txt"
-awk '{print $1}' "$OUT/results.txt" | comm -23 "$OUT/all.txt" - | sed 's/$/ DISABLED/' > "$OUT/disabled.txt"
-sort "$OUT/results.txt" "$OUT/disabled.txt" > "$OUT/summary.txt"
+
+# The DisabledTests patterns, "pattern<TAB>reason" (config.json: one key per line).
+awk '/"DisabledTests"/ { on = 1; next }
+     on && /^ *}/ { on = 0 }
+     on && match($0, /^ *"[^"]+": "/) {
+         line = $0; sub(/^ *"/, "", line); pat = line; sub(/": ".*/, "", pat)
+         why = line; sub(/^[^"]*": "/, "", why); sub(/",? *$/, "", why)
+         print pat "\t" why
+     }' "$HERE/config.json" > "$OUT/patterns.tsv"
+# Each test the runner did not report must be disabled by a pattern (the runner's glob: '*').
+: > "$OUT/disabled.txt"
+: > "$OUT/vanished.txt"
+while read -r t; do
+    why=
+    while IFS=$'\t' read -r pat reason; do
+        # shellcheck disable=SC2053  # the pattern is a glob on purpose
+        if [[ $t == $pat ]]; then why="$pat: $reason"; break; fi
+    done < "$OUT/patterns.tsv"
+    if [ -n "$why" ]; then
+        printf '%s DISABLED\t%s\n' "$t" "$why" >> "$OUT/disabled.txt"
+    else
+        echo "$t VANISHED" >> "$OUT/vanished.txt"
+    fi
+done < <(awk '{print $1}' "$OUT/results.txt" | comm -23 "$OUT/all.txt" -)
+
+# Why the shim answered 89: each skipped test once more, alone, with its own log.
+: > "$OUT/skip-reasons.txt"
+for t in $(awk '$2 == "SKIP" { print $1 }' "$OUT/results.txt"); do
+    rm -f "$OUT/why.log"
+    (cd "$RUNNER_DIR" && QTLS_BOGO_UNIMPLEMENTED_LOG="$OUT/why.log" timeout 60 "$RUNNER" \
+        -shim-path "$OUT/shim" -shim-config "$HERE/config.json" -test "$t" -num-workers 1 \
+        -allow-unimplemented) > /dev/null 2>&1 || true
+    printf '%s\t%s\n' "$t" "$(head -n1 "$OUT/why.log" 2>/dev/null || echo '(no reason logged)')" \
+        >> "$OUT/skip-reasons.txt"
+done
+
+cut -f1 "$OUT/disabled.txt" | sort - "$OUT/results.txt" "$OUT/vanished.txt" > "$OUT/summary.txt"
 
 # Family: the name up to its first '-' (QUIC-TLS13-* and QUIC-ECH-* by two parts).
 awk '{
     n = $1; split(n, p, "-");
     f = p[1]; if (f == "QUIC") f = p[1] "-" p[2];
     fam[f] = 1;
-    if ($2 == "PASS") pass[f]++; else if ($2 == "FAIL") fail[f]++; else skip[f]++;
+    if ($2 == "PASS") pass[f]++; else if ($2 == "FAIL" || $2 == "VANISHED") fail[f]++; else skip[f]++;
 } END {
     for (f in fam) printf "  %-48s %3d passed, %3d failed, %3d skipped\n", f, pass[f], fail[f], skip[f];
 }' "$OUT/summary.txt" | sort
 
-failed=$(awk '$2 == "FAIL"' "$OUT/summary.txt" | wc -l)
+# The README's table: per family, then every skip with its reason.
+{
+    echo "| family | passed | failed | skipped | why skipped |"
+    echo "|---|---|---|---|---|"
+    awk -F'\t' 'FILENAME ~ /disabled/ { split($1, a, " "); why[a[1]] = "disabled: " $2; next }
+                FILENAME ~ /skip-reasons/ { why[$1] = "unimplemented: " $2; next }
+                {
+        split($0, q, " "); n = q[1]; st = q[2]; split(n, p, "-");
+        f = p[1]; if (f == "QUIC") f = p[1] "-" p[2];
+        fam[f] = 1;
+        if (st == "PASS") pass[f]++; else if (st == "FAIL" || st == "VANISHED") fail[f]++;
+        else { skip[f]++; r[f, why[n]]++; if (!((f, why[n]) in seen)) { seen[f, why[n]] = 1; list[f] = list[f] SUBSEP why[n] } }
+    } END {
+        for (f in fam) {
+            reasons = ""
+            k = split(substr(list[f], 2), rs, SUBSEP)
+            for (i = 1; i <= k; i++)
+                reasons = reasons (i > 1 ? "<br>" : "") r[f, rs[i]] " × " rs[i]
+            gsub(/\|/, "\\|", reasons)
+            printf "| %s | %d | %d | %d | %s |\n", f, pass[f], fail[f], skip[f], reasons
+        }
+    }' "$OUT/disabled.txt" "$OUT/skip-reasons.txt" "$OUT/summary.txt" | sort
+} > "$OUT/table.md"
+
+failed=$(awk '$2 == "FAIL" || $2 == "VANISHED"' "$OUT/summary.txt" | wc -l)
 passed=$(awk '$2 == "PASS"' "$OUT/summary.txt" | wc -l)
 unimpl=$(awk '$2 == "SKIP"' "$OUT/summary.txt" | wc -l)
 disabled=$(wc -l < "$OUT/disabled.txt")
+{
+    echo
+    echo "$(wc -l < "$OUT/all.txt") QUIC-mode tests: **$passed passed, $failed failed, $((unimpl + disabled)) skipped**" \
+        "($unimpl where the shim exits 89, $disabled disabled in config.json)."
+} >> "$OUT/table.md"
+if [ -n "${BOGO_UPDATE_README:-}" ]; then
+    awk -v table="$OUT/table.md" '
+        /<!-- bogo-table:begin -->/ { print; while ((getline l < table) > 0) print l; skip = 1; next }
+        /<!-- bogo-table:end -->/ { skip = 0 }
+        !skip' "$HERE/README.md" > "$OUT/README.md.new" && mv "$OUT/README.md.new" "$HERE/README.md"
+fi
 if [ -s "$OUT/unimplemented.log" ]; then
     echo "unimplemented (the shim's exit 89), by reason:"
     sort "$OUT/unimplemented.log" | uniq -c | sort -rn | sed 's/^ */  /'
@@ -107,6 +184,8 @@ fi
 if [ "$failed" -gt 0 ]; then
     echo "failing tests (details in $OUT/runner.log):"
     awk '$2 == "FAIL" { print "  " $1 }' "$OUT/summary.txt"
+    awk '$2 == "VANISHED" { print "  " $1 " (not run, and no DisabledTests pattern matches it)" }' \
+        "$OUT/summary.txt"
 fi
 echo "runner build $((t1 - t0))s, tests $((t3 - t2))s; skipped = $unimpl unimplemented by the shim + $disabled disabled in config.json"
 echo "$passed passed, $failed failed, $((unimpl + disabled)) skipped"

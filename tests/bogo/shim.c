@@ -110,6 +110,10 @@ struct config {
     const char *cipher, *srtp_profiles;
     int read_size;
     int is_handshaker_supported;
+    int use_custom_verify_callback, reverify_on_resume;
+    int enable_ocsp_stapling, use_ocsp_callback, set_ocsp_in_callback, decline_ocsp_callback,
+        fail_ocsp_callback;
+    struct blob ocsp_response, expect_ocsp_response;
     const char *unimplemented; /* the first flag qtls cannot honour */
 };
 
@@ -189,6 +193,17 @@ static const struct flag flags[] = {
     S("-srtp-profiles", srtp_profiles),
     I("-read-size", read_size),
     B("-is-handshaker-supported", is_handshaker_supported),
+    /* SSL_CTX_set_cert_verify_callback: BoringSSL's SSL_set_custom_verify replaces verification
+       the same way; a refusal with no X509 error is certificate_unknown in both. */
+    B("-use-custom-verify-callback", use_custom_verify_callback),
+    B("-reverify-on-resume", reverify_on_resume), /* SSL_CTX_set_reverify_on_resume */
+    B("-enable-ocsp-stapling", enable_ocsp_stapling),
+    X("-ocsp-response", ocsp_response),
+    X("-expect-ocsp-response", expect_ocsp_response),
+    B("-use-ocsp-callback", use_ocsp_callback),
+    B("-set-ocsp-in-callback", set_ocsp_in_callback),
+    B("-decline-ocsp-callback", decline_ocsp_callback),
+    B("-fail-ocsp-callback", fail_ocsp_callback),
 
     /* Not TLS 1.3 over QUIC, or not something qtls does. */
     NOB("-dtls"),                     /* DTLS */
@@ -198,8 +213,6 @@ static const struct flag flags[] = {
     NOB("-allow-hint-mismatch"),      /* split handshakes */
     NOB("-handshaker-resume"),        /* split handshakes */
     NOP("-handshaker-path"),          /* split handshakes */
-    NOB("-reverify-on-resume"),       /* BoringSSL's SSL_CTX_set_reverify_on_resume */
-    NOB("-use-custom-verify-callback"), /* BoringSSL's SSL_set_custom_verify (own alerts) */
     NOB("-no-tls13"),                 /* TLS <= 1.2 */
     NOB("-no-tls12"), NOB("-no-tls11"), NOB("-no-tls1"),
     NOB("-fallback-scsv"),            /* TLS <= 1.2 */
@@ -227,9 +240,6 @@ static const struct flag flags[] = {
     NOP("-expect-channel-id"), NOB("-enable-channel-id"), NOP("-send-channel-id"),
     NOB("-verify-peer-if-no-obc"),    /* Channel ID */
     NOP("-advertise-npn"), NOP("-expect-next-proto"), NOP("-select-next-proto"), /* NPN */
-    NOB("-enable-ocsp-stapling"), NOP("-ocsp-response"), NOP("-expect-ocsp-response"),
-    NOB("-use-ocsp-callback"), NOB("-set-ocsp-in-callback"), NOB("-decline-ocsp-callback"),
-    NOB("-fail-ocsp-callback"),       /* OCSP stapling */
     NOB("-enable-signed-cert-timestamps"), NOP("-signed-cert-timestamps"),
     NOP("-expect-signed-cert-timestamps"), /* SCT */
     NOB("-install-cert-compression-algs"), NOP("-install-one-cert-compression-alg"),
@@ -343,10 +353,13 @@ static void config_defaults(struct config *c)
     c->quic_use_legacy_codepoint = -1;
 }
 
+/* The flag the shim does not know, for the exit-89 report. */
+static const char *unknown_flag;
+
 /*
  * Parses argv into the three configurations BoringSSL's shim keeps: the
  * initial connection, resumptions, and the retry after a 0-RTT rejection.
- * Returns 0 on a malformed command line, -1 on an unknown flag.
+ * Returns 0 on a malformed command line, -1 on an unknown flag (unknown_flag).
  */
 static int parse_config(int argc, char **argv, struct config *initial, struct config *resume,
                         struct config *retry)
@@ -368,7 +381,7 @@ static int parse_config(int argc, char **argv, struct config *initial, struct co
             only = retry;
         const struct flag *f = find_flag(name);
         if (f == NULL) {
-            fprintf(stderr, "Unrecognized flag: %s\n", name);
+            unknown_flag = argv[i];
             return -1;
         }
         const char *param = NULL;
@@ -416,7 +429,11 @@ struct msg_stream {
 
 struct conn {
     const struct config *cfg;
+    const struct config *retry_cfg; /* a client's configuration once its 0-RTT is rejected */
     int is_resume;
+    int cert_verified;           /* BoringSSL's TestState::cert_verified */
+    int in_retry;                /* verification has moved to retry_cfg */
+    int new_session_at_handshake; /* got_new_session when the handshake completed */
     int fd;
     SSL *ssl;
     struct level_keys rd[NUM_LEVELS], wr[NUM_LEVELS];
@@ -746,12 +763,73 @@ static int servername_cb(SSL *ssl, int *alert, void *arg)
  * SSL_get_verify_result reports X509_V_OK. With -trust-cert (newer runners)
  * the chain is verified for real.
  */
+/*
+ * The configuration certificate verification runs under. BoringSSL's shim resets a client
+ * whose 0-RTT was rejected and goes on with the retry configuration (-on-retry-*); qtls goes
+ * on in the same handshake, so a verification that runs once qtls reports the rejection
+ * (SSL_get_early_data_status) is the retry's, and it starts the retry's count.
+ */
+static const struct config *verify_config(struct conn *c)
+{
+    if (!c->cfg->is_server && c->is_resume && c->retry_cfg != NULL && !c->in_retry &&
+        SSL_get_early_data_status(c->ssl) == SSL_EARLY_DATA_REJECTED) {
+        c->in_retry = 1;
+        c->cert_verified = 0;
+    }
+    return c->in_retry ? c->retry_cfg : c->cfg;
+}
+
+/* BoringSSL's CheckVerifyCallback: the staple is there, and verification runs once. */
+static int check_verify_callback(struct conn *c, const struct config *cfg)
+{
+    if (cfg->expect_ocsp_response.set) {
+        const unsigned char *resp;
+        if (SSL_get_tlsext_status_ocsp_resp(c->ssl, &resp) <= 0) {
+            fail_note(c, "OCSP response not available in verify callback.");
+            return 0;
+        }
+    }
+    if (c->cert_verified) {
+        fail_note(c, "Certificate verified twice.");
+        return 0;
+    }
+    return 1;
+}
+
+/*
+ * -use-custom-verify-callback: the application's verification replaces qtls's
+ * (SSL_CTX_set_cert_verify_callback). A refusal sets no X509 error, which qtls, as OpenSSL,
+ * answers with certificate_unknown: the alert of BoringSSL's custom verify callback.
+ */
+static int cert_verify_cb(X509_STORE_CTX *store, void *arg)
+{
+    (void)arg;
+    SSL *ssl = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx());
+    if (ssl == NULL) {
+        fprintf(stderr, "no SSL in the X509_STORE_CTX of the verify callback\n");
+        return 0;
+    }
+    struct conn *c = conn_of(ssl);
+    const struct config *cfg = verify_config(c);
+    if (!check_verify_callback(c, cfg))
+        return 0;
+    c->cert_verified = 1;
+    return cfg->verify_fail ? 0 : 1;
+}
+
 static int verify_cb(int preverify_ok, X509_STORE_CTX *store)
 {
     SSL *ssl = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx());
-    const struct config *cfg = ssl != NULL ? conn_of(ssl)->cfg : NULL;
+    const struct config *cfg = ssl != NULL ? verify_config(conn_of(ssl)) : NULL;
     if (cfg == NULL)
         return preverify_ok;
+    if (cfg->expect_ocsp_response.set && X509_STORE_CTX_get_error_depth(store) == 0) {
+        const unsigned char *resp;
+        if (SSL_get_tlsext_status_ocsp_resp(ssl, &resp) <= 0) {
+            fail_note(conn_of(ssl), "OCSP response not available in verify callback.");
+            return 0;
+        }
+    }
     if (cfg->verify_fail) {
         X509_STORE_CTX_set_error(store, X509_V_ERR_APPLICATION_VERIFICATION);
         return 0;
@@ -842,6 +920,30 @@ static int ticket_key_cb(SSL *ssl, unsigned char key_name[16], unsigned char *iv
     return 1;
 }
 
+/*
+ * The status callback (SSL_CTX_set_tlsext_status_cb), BoringSSL's LegacyOCSPCallback. The
+ * client's judges the staple (1 accept, 0 refuse). A server staples through it in OpenSSL's
+ * API, so the shim installs it whenever it has a response; the response is set before the
+ * handshake (as BoringSSL's SSL_set_ocsp_response) unless -set-ocsp-in-callback.
+ */
+static int status_cb(SSL *ssl, void *arg)
+{
+    (void)arg;
+    const struct config *cfg = conn_of(ssl)->cfg;
+    if (!SSL_is_server(ssl))
+        return !cfg->fail_ocsp_callback;
+    if (cfg->use_ocsp_callback && cfg->set_ocsp_in_callback && cfg->ocsp_response.set) {
+        unsigned char *copy = OPENSSL_memdup(cfg->ocsp_response.p, cfg->ocsp_response.n);
+        if (copy == NULL || !SSL_set_tlsext_status_ocsp_resp(ssl, copy, (long)cfg->ocsp_response.n))
+            return SSL_TLSEXT_ERR_ALERT_FATAL;
+    }
+    if (cfg->use_ocsp_callback && cfg->fail_ocsp_callback)
+        return SSL_TLSEXT_ERR_ALERT_FATAL;
+    if (cfg->use_ocsp_callback && cfg->decline_ocsp_callback)
+        return SSL_TLSEXT_ERR_NOACK;
+    return SSL_TLSEXT_ERR_OK;
+}
+
 /* ------------------------------------------------------------------ */
 /* Setup                                                               */
 /* ------------------------------------------------------------------ */
@@ -885,10 +987,6 @@ static const char *blocker(const struct config *k, int is_resume)
         return "SRTP (no SSL_set_tlsext_use_srtp)";
     if (k->shim_shuts_down)
         return "-shim-shuts-down (QUIC has no close_notify)";
-    if (k->expect_early_data_reason != NULL &&
-        strcmp(k->expect_early_data_reason, "disabled") != 0 &&
-        strcmp(k->expect_early_data_reason, "accept") != 0)
-        return "early data reasons (BoringSSL's SSL_get_early_data_reason)";
     return NULL;
 }
 
@@ -929,16 +1027,21 @@ static SSL_CTX *setup_ctx(const struct config *cfg)
     if (cfg->cipher != NULL && !SSL_CTX_set_cipher_list(ctx, cfg->cipher))
         goto err;
     if (cfg->select_alpn != NULL || cfg->decline_alpn || cfg->reject_alpn ||
-        cfg->select_empty_alpn)
+        cfg->select_empty_alpn || cfg->expect_advertised_alpn != NULL)
         SSL_CTX_set_alpn_select_cb(ctx, alpn_select_cb, NULL);
     if (cfg->expect_server_name != NULL)
         SSL_CTX_set_tlsext_servername_callback(ctx, servername_cb);
     if (have_sessions()) {
-        if (!cfg->is_server) {
+        /* A server's callback tells whether it cached a session statefully
+           (-expect-session-id / -expect-no-session-id). */
+        if (!cfg->is_server)
             SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT);
-            SSL_CTX_sess_set_new_cb(ctx, new_session_cb);
-        }
+        SSL_CTX_sess_set_new_cb(ctx, new_session_cb);
     }
+    if (cfg->use_ocsp_callback || (cfg->is_server && cfg->ocsp_response.set))
+        SSL_CTX_set_tlsext_status_cb(ctx, status_cb);
+    if (cfg->use_custom_verify_callback)
+        SSL_CTX_set_cert_verify_callback(ctx, cert_verify_cb, NULL);
     if (cfg->use_ticket_callback)
         SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, ticket_key_cb);
     if (cfg->use_old_client_cert_callback)
@@ -980,7 +1083,16 @@ static SSL *new_ssl(SSL_CTX *ctx, struct conn *c, SSL_SESSION *session)
         mode = SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
     if (cfg->verify_peer)
         mode = SSL_VERIFY_PEER;
-    SSL_set_verify(ssl, mode, verify_cb);
+    /* The custom callback replaces verification, verify callback included (BoringSSL). */
+    SSL_set_verify(ssl, mode, cfg->use_custom_verify_callback ? NULL : verify_cb);
+    SSL_CTX_set_reverify_on_resume(ctx, cfg->reverify_on_resume);
+    if (cfg->enable_ocsp_stapling && !SSL_set_tlsext_status_type(ssl, TLSEXT_STATUSTYPE_ocsp))
+        return NULL;
+    if (cfg->is_server && cfg->ocsp_response.set && !cfg->set_ocsp_in_callback) {
+        unsigned char *copy = OPENSSL_memdup(cfg->ocsp_response.p, cfg->ocsp_response.n);
+        if (copy == NULL || !SSL_set_tlsext_status_ocsp_resp(ssl, copy, (long)cfg->ocsp_response.n))
+            return NULL;
+    }
     if (cfg->srtp_profiles != NULL && SSL_set_tlsext_use_srtp(ssl, cfg->srtp_profiles) != 0)
         return NULL;
     if (cfg->enable_early_data)
@@ -1283,6 +1395,11 @@ static int check_handshake(struct conn *c)
             return 0;
         }
     }
+    /* -expect-advertised-alpn is checked in the select callback: it must have run. */
+    if (cfg->is_server && cfg->expect_advertised_alpn != NULL && !c->alpn_select_done) {
+        fail_note(c, "the ALPN select callback did not run (-expect-advertised-alpn)");
+        return 0;
+    }
     /* The server reports what its callback selected; the client what the test expects. */
     const char *want_alpn = cfg->is_server ? cfg->select_alpn : cfg->expect_alpn;
     if (want_alpn == NULL)
@@ -1314,9 +1431,9 @@ static int check_handshake(struct conn *c)
         }
     }
     if (cfg->expect_early_data_reason != NULL) {
-        int accepted = SSL_get_early_data_status != NULL &&
-                       SSL_get_early_data_status(ssl) == SSL_EARLY_DATA_ACCEPTED;
-        const char *reason = accepted ? "accept" : !cfg->enable_early_data ? "disabled" : "?";
+        const char *reason = SSL_early_data_reason_string(SSL_get_early_data_reason(ssl));
+        if (reason == NULL)
+            reason = "(out of range)";
         if (strcmp(reason, cfg->expect_early_data_reason) != 0) {
             fail_note(c, "Early data reason was \"%s\", expected \"%s\"", reason,
                       cfg->expect_early_data_reason);
@@ -1344,10 +1461,50 @@ static int check_handshake(struct conn *c)
         return 0;
     }
     /*
-     * -expect-(no-)session-id: BoringSSL checks them on servers through the
-     * new-session callback, which TLS 1.3 servers there never call; OpenSSL-style
-     * servers may call it for tickets, so the shim does not check them.
+     * Sessions at the end of the handshake, as BoringSSL's CheckHandshakeProperties: a TLS 1.3
+     * client has none yet (tickets come after it; -expect-ticket-renewal only matters below
+     * TLS 1.3), and a server that caches a session statefully announces it through the
+     * new-session callback: -expect-session-id wants it, -expect-no-session-id (tickets) not.
      */
+    c->new_session_at_handshake = c->got_new_session;
+    if (!cfg->is_server) {
+        int expect_new = !cfg->expect_no_session &&
+                         (!SSL_session_reused(ssl) || cfg->expect_ticket_renewal) &&
+                         SSL_version(ssl) < TLS1_3_VERSION;
+        if (expect_new != c->got_new_session) {
+            fail_note(c, "new session was%s cached, but we expected the opposite",
+                      c->got_new_session ? "" : " not");
+            return 0;
+        }
+    }
+    if (!c->is_resume) {
+        if (cfg->expect_session_id && !c->got_new_session) {
+            fail_note(c, "session was not cached on the server.");
+            return 0;
+        }
+        if (cfg->expect_no_session_id && c->got_new_session) {
+            fail_note(c, "session was unexpectedly cached on the server.");
+            return 0;
+        }
+    }
+    /*
+     * The stapled OCSP response. OpenSSL's SSL_get_tlsext_status_ocsp_resp is the response of
+     * this handshake: a resumption has none (BoringSSL's answers the session's).
+     */
+    if (cfg->expect_ocsp_response.set) {
+        const unsigned char *resp;
+        long n = SSL_get_tlsext_status_ocsp_resp(ssl, &resp);
+        if (SSL_session_reused(ssl)) {
+            if (n > 0) {
+                fail_note(c, "OCSP response on a resumption");
+                return 0;
+            }
+        } else if (n < 0 || (size_t)n != cfg->expect_ocsp_response.n ||
+                   memcmp(resp, cfg->expect_ocsp_response.p, (size_t)n) != 0) {
+            fail_note(c, "OCSP response mismatch");
+            return 0;
+        }
+    }
     return 1;
 }
 
@@ -1362,6 +1519,7 @@ static int do_connection(SSL_CTX *ctx, const struct config *cfg, const struct co
     struct conn c;
     memset(&c, 0, sizeof(c));
     c.cfg = cfg;
+    c.retry_cfg = retry_cfg;
     c.is_resume = is_resume;
     c.fd = connect_to_runner(cfg);
     if (c.fd < 0)
@@ -1382,6 +1540,12 @@ static int do_connection(SSL_CTX *ctx, const struct config *cfg, const struct co
         }
         if (!check_handshake(&c))
             goto out;
+        /* BoringSSL's shim: reasons belong to the retry, the connection after the rejection. */
+        if (cfg->expect_early_data_reason != NULL) {
+            fail_note(&c, "Test error: client reject -expect-early-data-reason flags should be "
+                          "configured with -on-retry, not -on-resume.");
+            goto out;
+        }
         const char *why = blocker(retry_cfg, 1);
         if (why != NULL) {
             unimplemented(why);
@@ -1508,8 +1672,11 @@ int main(int argc, char **argv)
     config_defaults(&resume);
     config_defaults(&retry);
     int p = parse_config(argc, argv, &initial, &resume, &retry);
-    if (p < 0)
-        return EXIT_UNIMPLEMENTED;
+    if (p < 0) {
+        char why[256];
+        snprintf(why, sizeof(why), "unknown flag %s", unknown_flag);
+        return unimplemented(why);
+    }
     if (p == 0)
         return 1;
     if (initial.is_handshaker_supported) {
