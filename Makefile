@@ -1,5 +1,5 @@
 # qtls: a TLS 1.3 library for QUIC on OpenSSL 3 libcrypto.
-# make | make check | make check SANITIZE=1 | make demo | make install PREFIX=...
+# make | make check | make check SANITIZE=1 | make lint | make demo | make install PREFIX=...
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
@@ -118,6 +118,18 @@ $(H3_TEST): tests/h3/e2e.sh scripts/h3peers.sh $(H3_BINS) | $(BUILD)/tests
 	printf '#!/bin/sh\nexec "%s/tests/h3/e2e.sh" "%s"\n' "$(CURDIR)" "$(CURDIR)/$(BUILD)" > $@
 	chmod +x $@
 
+# make lint: the structural rules of src/ (scripts/lint.sh): no writer field written outside
+# bytes.c, and calls only down the layers listed there. make check runs it as one more suite
+# (each rule counts as a test), through a launcher like the HTTP/3 one.
+LINT_TEST = $(BUILD)/tests/test_lint
+.PHONY: lint
+lint: $(OBJS)
+	@scripts/lint.sh $(BUILD)/obj
+
+$(LINT_TEST): scripts/lint.sh $(OBJS) | $(BUILD)/tests
+	printf '#!/bin/sh\nexec "%s/scripts/lint.sh" "%s/obj"\n' "$(CURDIR)" "$(CURDIR)/$(BUILD)" > $@
+	chmod +x $@
+
 # make install-compat into a temporary prefix, then a program written for quictls built against
 # it as unmodified build systems do (tests/compat/run.sh); the launcher names this build.
 COMPAT_TEST = $(BUILD)/tests/test_install_compat
@@ -188,7 +200,7 @@ suite_needs = $(if $(filter $(1),$(RUN_SUITES)),$(if $(2),,$(error the $(1) suit
     $(3): sudo apt-get install -y $(3) (or make check SKIP=$(1)))))
 CHECK_TESTS = $(filter-out $(if $(filter gnutls,$(SKIPPED)),$(BUILD)/tests/test_gnutls) \
     $(if $(filter ngtcp2,$(SKIPPED)),$(NG_TEST)),$(TESTS)) $(COMPAT_TEST) \
-    $(if $(filter h3,$(RUN_SUITES)),$(H3_TEST))
+    $(if $(filter h3,$(RUN_SUITES)),$(H3_TEST)) $(LINT_TEST)
 ifneq ($(filter check-run,$(MAKECMDGOALS)),)
   $(call suite_needs,gnutls,$(shell pkg-config --exists gnutls 2>/dev/null && echo 1),libgnutls28-dev)
   $(call suite_needs,ngtcp2,$(HAVE_NGTCP2),libngtcp2-dev libngtcp2-crypto-gnutls-dev)

@@ -182,6 +182,21 @@ void wr_consume(struct wr *w, size_t n)
     w->len -= n;
 }
 
+uint8_t *wr_at(struct wr *w, size_t at, size_t n)
+{
+    if (w->failed || at > w->len || n > w->len - at)
+        return NULL;
+    return w->buf + at;
+}
+
+void wr_rewind(struct wr *w, size_t len)
+{
+    if (len >= w->len)
+        return;
+    OPENSSL_cleanse(w->buf + len, w->len - len);
+    w->len = len;
+}
+
 void wr_reset(struct wr *w)
 {
     if (w->buf != NULL)

@@ -63,14 +63,25 @@ size_t wr_open_vec(struct wr *w, unsigned len_bytes);
 /* ... which wr_close_vec patches with the length written since; fails on overflow. */
 void wr_close_vec(struct wr *w, size_t at, unsigned len_bytes);
 static inline int wr_ok(const struct wr *w) { return !w->failed; }
+/* How many bytes are written: the position the next write goes to. */
+static inline size_t wr_len(const struct wr *w) { return w->len; }
+/* Marks the writer failed (a write done outside it, such as an i2d_*, went wrong). */
+static inline void wr_fail(struct wr *w) { w->failed = 1; }
+/*
+ * The n bytes already written at `at`, to read or patch in place (a binder over the message
+ * written before it); NULL if the writer failed or they are not all written.
+ */
+uint8_t *wr_at(struct wr *w, size_t at, size_t n);
 /* Drops the first n bytes (consumed input), keeping the rest. */
 void wr_consume(struct wr *w, size_t n);
-/* Drops everything after the first len bytes (an abandoned message). */
+/* Drops everything after the first len bytes (an abandoned message, unused reserved room). */
 static inline void wr_truncate(struct wr *w, size_t len)
 {
     if (len < w->len)
         w->len = len;
 }
+/* wr_truncate, cleansing the dropped bytes first (they may be plaintext or key material). */
+void wr_rewind(struct wr *w, size_t len);
 /* Empties the writer, keeping its memory. */
 void wr_reset(struct wr *w);
 /* Frees the memory (cleansed first: writers may hold secrets). */

@@ -222,7 +222,7 @@ static void write_names(struct wr *w, const STACK_OF(X509_NAME) *names, uint32_t
         size_t dn = wr_open_vec(w, 2);
         uint8_t *p = len > 0 ? wr_reserve(w, (size_t)len) : NULL;
         if (p == NULL || i2d_X509_NAME(n, &p) != len)
-            w->failed = 1;
+            wr_fail(w);
         wr_close_vec(w, dn, 2);
     }
     wr_close_vec(w, list, 2);

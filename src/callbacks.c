@@ -210,27 +210,6 @@ int SSL_new_session_ticket(SSL *s)
     return 1;
 }
 
-int cb_send_queued_tickets(SSL *c)
-{
-    if (!c->server || c->extra_tickets == 0)
-        return 1;
-    size_t n = c->extra_tickets;
-    c->extra_tickets = 0;
-    c->hs = OPENSSL_zalloc(sizeof(*c->hs)); /* the writer of msg_begin / msg_end */
-    if (c->hs == NULL) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
-        return 0;
-    }
-    transcript_init(&c->hs->transcript);
-    int ok = psk_server_write_n_tickets(c, n) && msg_flush_output(c);
-    if (ok && c->hs->flight_pending)
-        ok = quic_flush_flight(c);
-    hs_free(c);
-    if (!ok)
-        quic_send_pending_alert(c);
-    return ok;
-}
-
 /* ------------------------------------------------------------------ */
 /* What TLS 1.3 over QUIC does not have                                */
 /* ------------------------------------------------------------------ */

@@ -21,6 +21,43 @@ enum client_state {
     CS_DONE,
 };
 
+/*
+ * RFC 9001 §4.1.4 (RFC 8446 §2): the level each state reads at. Initial until the
+ * ServerHello, Handshake until the server's Finished, then 1-RTT (post-handshake messages).
+ */
+static OSSL_ENCRYPTION_LEVEL read_level(enum client_state s)
+{
+    switch (s) {
+    case CS_SEND_CLIENT_HELLO:
+    case CS_READ_SERVER_HELLO:
+        return ssl_encryption_initial;
+    case CS_READ_ENCRYPTED_EXTENSIONS:
+    case CS_READ_CERTIFICATE_REQUEST:
+    case CS_READ_SERVER_CERTIFICATE:
+    case CS_READ_SERVER_CERTIFICATE_VERIFY:
+    case CS_READ_SERVER_FINISHED:
+        return ssl_encryption_handshake;
+    case CS_SEND_CLIENT_CERTIFICATE:
+    case CS_SEND_CLIENT_FINISHED:
+    case CS_DONE:
+        break;
+    }
+    return ssl_encryption_application;
+}
+
+/* Moves to state s and its read level; fails if input is left at the old level (§5.1). */
+static QTLS_MUST_CHECK int set_state(SSL *c, enum client_state s)
+{
+    c->hs->state = s;
+    return quic_set_read_level(c, read_level(s));
+}
+
+/* set_state, then w: what the state function asks of the driver. */
+static enum hs_wait next(SSL *c, enum client_state s, enum hs_wait w)
+{
+    return set_state(c, s) ? w : HS_ERROR;
+}
+
 /* §4.1.3: a ServerHello with this random is a HelloRetryRequest. */
 static const uint8_t hrr_random[32] = {
     0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
@@ -50,7 +87,7 @@ static enum hs_wait do_send_client_hello(SSL *c)
     struct hs *hs = c->hs;
     struct wr *w = &hs->out;
     if (c->alpn_len == 0) /* RFC 9001 §8.1 */
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_NO_APPLICATION_PROTOCOL);
+        return hs_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_NO_APPLICATION_PROTOCOL);
     if (!hs->hrr_done) {
         /* The key share: the first group configured that the security level allows. */
         const struct group *g = NULL;
@@ -58,8 +95,8 @@ static enum hs_wait do_send_client_hello(SSL *c)
             if (seclevel_group_ok(c, c->groups[i]))
                 g = group_by_id(c->groups[i]);
         if (g == NULL)
-            return qtls_fail(c, SSL_AD_INTERNAL_ERROR,
-                             c->n_groups > 0 ? SSL_R_NO_SUITABLE_GROUPS : SSL_R_NO_SHARED_GROUPS);
+            return hs_fail(c, SSL_AD_INTERNAL_ERROR,
+                           c->n_groups > 0 ? SSL_R_NO_SUITABLE_GROUPS : SSL_R_NO_SHARED_GROUPS);
         if (!crypto_random(c->client_random, sizeof(c->client_random)) || !make_key_share(c, g))
             return HS_ERROR;
     }
@@ -78,11 +115,11 @@ static enum hs_wait do_send_client_hello(SSL *c)
     size_t exts = wr_open_vec(w, 2);
     if (!ext_write_client_hello_extensions(c, w))
         return HS_ERROR;
+    psk_write_client_extensions(c, w); /* pre_shared_key must be last (§4.2.11) */
     wr_close_vec(w, exts, 2);
     if (!psk_fill_binder(c, at) || !msg_end(c, at) || !psk_client_after_hello(c))
         return HS_ERROR;
-    c->hs->state = CS_READ_SERVER_HELLO;
-    return HS_CONTINUE;
+    return next(c, CS_READ_SERVER_HELLO, HS_FLUSH); /* the client's first flight ends */
 }
 
 static int offered_suite(SSL *c, const SSL_CIPHER *s)
@@ -101,12 +138,12 @@ static enum hs_wait process_hello_retry_request(SSL *c, const struct ext_set *e,
     uint16_t group_id;
     struct rd ks = e->body[EXT_KEY_SHARE], cookie, cb = e->body[EXT_COOKIE];
     if (hs->hrr_done) /* only one HelloRetryRequest per handshake */
-        return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_UNEXPECTED_MESSAGE);
+        return hs_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_UNEXPECTED_MESSAGE);
     if (!ext_has(e, EXT_KEY_SHARE) && !ext_has(e, EXT_COOKIE))
-        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_HELLO_REQUEST);
+        return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_HELLO_REQUEST);
     if (ext_has(e, EXT_COOKIE)) {
         if (!rd_vec16(&cb, &cookie) || !rd_empty(&cb) || rd_empty(&cookie))
-            return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+            return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
         wr_bytes(&hs->cookie, cookie.p, cookie.n);
     }
     if (!transcript_set_hash(&hs->transcript, c->cipher->hash) ||
@@ -118,20 +155,19 @@ static enum hs_wait process_hello_retry_request(SSL *c, const struct ext_set *e,
         c->early_data_reason = ssl_early_data_hello_retry_request;
     if (ext_has(e, EXT_KEY_SHARE)) {
         if (!rd_u16(&ks, &group_id) || !rd_empty(&ks))
-            return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+            return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
         /* §4.2.8: a group we support, and not the one we already sent. */
         int ours = 0;
         for (size_t i = 0; i < c->n_groups; i++)
             ours |= c->groups[i] == group_id && seclevel_group_ok(c, group_id);
         if (!ours || group_id == hs->kex_group->id || group_by_id(group_id) == NULL)
-            return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE);
+            return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE);
         if (!make_key_share(c, group_by_id(group_id)))
             return HS_ERROR;
     }
     if (!wr_ok(&hs->cookie))
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
-    hs->state = CS_SEND_CLIENT_HELLO;
-    return HS_CONTINUE;
+        return hs_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+    return next(c, CS_SEND_CLIENT_HELLO, HS_CONTINUE);
 }
 
 /* §4.2.8: the server's share, in the group we offered; then the handshake keys. */
@@ -142,27 +178,23 @@ static enum hs_wait process_server_hello(SSL *c, const struct ext_set *e, const 
     uint16_t group_id;
     uint8_t ecdhe[128];
     if (!ext_has(e, EXT_KEY_SHARE))
-        return qtls_fail(c, SSL_AD_MISSING_EXTENSION, QTLS_R_MISSING_EXTENSION);
+        return hs_fail(c, SSL_AD_MISSING_EXTENSION, QTLS_R_MISSING_EXTENSION);
     if (!rd_u16(&ks, &group_id) || !rd_vec16(&ks, &share) || !rd_empty(&ks))
-        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+        return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (group_id != hs->kex_group->id)
-        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE);
+        return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE);
     size_t n = crypto_kex_derive(hs->kex_group, hs->kex_key, share.p, share.n, ecdhe,
                                  sizeof(ecdhe));
     if (n == 0)
-        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
+        return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
     c->group_id = group_id;
     EVP_PKEY_free(hs->kex_key);
     hs->kex_key = NULL;
     int ok = psk_client_server_hello(c, e) &&
              transcript_set_hash(&hs->transcript, c->cipher->hash) && msg_consume(c, whole) &&
-             quic_set_read_level(c, ssl_encryption_handshake) &&
-             hs_derive_handshake_secrets(c, ecdhe, n);
+             set_state(c, CS_READ_ENCRYPTED_EXTENSIONS) && sec_derive_handshake(c, ecdhe, n);
     OPENSSL_cleanse(ecdhe, sizeof(ecdhe));
-    if (!ok)
-        return HS_ERROR;
-    hs->state = CS_READ_ENCRYPTED_EXTENSIONS;
-    return HS_CONTINUE;
+    return ok ? HS_CONTINUE : HS_ERROR;
 }
 
 /* §4.1.3: ServerHello and HelloRetryRequest share one structure. */
@@ -178,25 +210,25 @@ static enum hs_wait do_read_server_hello(SSL *c)
     if (!rd_u16(&body, &legacy_version) || !rd_copy(&body, random, sizeof(random)) ||
         !rd_vec8(&body, &session_id) || !rd_u16(&body, &suite_id) ||
         !rd_u8(&body, &compression) || !rd_vec16(&body, &exts) || !rd_empty(&body))
-        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+        return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     int is_hrr = memcmp(random, hrr_random, sizeof(random)) == 0;
     if (!ext_split(c, is_hrr ? EM_HRR : EM_SH, exts, c->hs->offered, &e))
         return HS_ERROR;
     /* §4.2.1: TLS 1.3 is negotiated by supported_versions alone. */
     struct rd sv = e.body[EXT_SUPPORTED_VERSIONS];
     if (!ext_has(&e, EXT_SUPPORTED_VERSIONS))
-        return qtls_fail(c, SSL_AD_PROTOCOL_VERSION, SSL_R_UNSUPPORTED_PROTOCOL);
+        return hs_fail(c, SSL_AD_PROTOCOL_VERSION, SSL_R_UNSUPPORTED_PROTOCOL);
     if (!rd_u16(&sv, &version) || !rd_empty(&sv))
-        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+        return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (version != TLS1_3_VERSION || legacy_version != TLS1_2_VERSION)
-        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_UNSUPPORTED_PROTOCOL);
+        return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_UNSUPPORTED_PROTOCOL);
     if (!rd_empty(&session_id) || compression != 0)
-        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_DATA);
+        return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_DATA);
     const SSL_CIPHER *suite = suite_by_tls_id(suite_id);
     /* §4.1.4: the ServerHello must keep the suite of the HelloRetryRequest. */
     if (suite == NULL || !offered_suite(c, suite) ||
         (c->hs->hrr_cipher != NULL && c->hs->hrr_cipher != suite))
-        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CIPHER_RETURNED);
+        return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CIPHER_RETURNED);
     c->cipher = suite;
     c->version = TLS1_3_VERSION;
     return is_hrr ? process_hello_retry_request(c, &e, &whole)
@@ -212,15 +244,15 @@ static enum hs_wait do_read_encrypted_extensions(SSL *c)
     if (!msg_read_expected(c, HT_ENCRYPTED_EXTENSIONS, &body, &whole, &wait))
         return wait;
     if (!rd_vec16(&body, &exts) || !rd_empty(&body))
-        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+        return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (!ext_split(c, EM_EE, exts, c->hs->offered, &e) ||
         !ext_process_encrypted_extensions(c, &e) || !psk_client_encrypted_extensions(c, &e) ||
         !psk_client_reverify_after_encrypted_extensions(c) ||
         !custom_ext_parse(c, SSL_EXT_TLS1_3_ENCRYPTED_EXTENSIONS, exts) || !msg_consume(c, &whole))
         return HS_ERROR;
     /* A resumed handshake authenticates with the PSK: no certificate messages (§2.2). */
-    c->hs->state = c->hs->resumed ? CS_READ_SERVER_FINISHED : CS_READ_CERTIFICATE_REQUEST;
-    return HS_CONTINUE;
+    return next(c, c->hs->resumed ? CS_READ_SERVER_FINISHED : CS_READ_CERTIFICATE_REQUEST,
+                HS_CONTINUE);
 }
 
 /* §4.3.2: optional; remembers the context and the schemes for our CertificateVerify. */
@@ -233,20 +265,19 @@ static enum hs_wait do_read_certificate_request(SSL *c)
     int r = msg_read(c, &type, &body, &whole);
     if (r <= 0)
         return r == 0 ? HS_WANT_MESSAGE : HS_ERROR;
-    hs->state = CS_READ_SERVER_CERTIFICATE;
     if (type != HT_CERTIFICATE_REQUEST)
-        return HS_CONTINUE;
+        return next(c, CS_READ_SERVER_CERTIFICATE, HS_CONTINUE);
     /* §4.3.2: the context is empty outside post-handshake auth, which QUIC forbids. */
     if (!rd_vec8(&body, &context) || !rd_vec16(&body, &exts) || !rd_empty(&body) ||
         !rd_empty(&context))
-        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+        return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (!ext_split(c, EM_CR, exts, 0, &e) || !ca_list_take(c, &e))
         return HS_ERROR;
     struct rd sa = e.body[EXT_SIGNATURE_ALGORITHMS];
     if (!ext_has(&e, EXT_SIGNATURE_ALGORITHMS))
-        return qtls_fail(c, SSL_AD_MISSING_EXTENSION, SSL_R_MISSING_SIGALGS_EXTENSION);
+        return hs_fail(c, SSL_AD_MISSING_EXTENSION, SSL_R_MISSING_SIGALGS_EXTENSION);
     if (!rd_vec16(&sa, &list) || !rd_empty(&sa) || list.n == 0 || list.n % 2 != 0)
-        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+        return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     uint16_t id;
     hs->n_peer_sigschemes = 0;
     while (rd_u16(&list, &id))
@@ -255,11 +286,14 @@ static enum hs_wait do_read_certificate_request(SSL *c)
             hs->peer_sigschemes[hs->n_peer_sigschemes++] = id;
     wr_bytes(&hs->cert_request_context, context.p, context.n);
     if (!wr_ok(&hs->cert_request_context))
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+        return hs_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
     hs->cert_requested = 1;
-    return msg_consume(c, &whole) ? HS_CONTINUE : HS_ERROR;
+    if (!msg_consume(c, &whole))
+        return HS_ERROR;
+    return next(c, CS_READ_SERVER_CERTIFICATE, HS_CONTINUE);
 }
 
+/* §4.4.2: the server's chain, which may not be empty (§4.4.2.4), verified here. */
 static enum hs_wait do_read_server_certificate(SSL *c)
 {
     struct rd body, whole;
@@ -269,10 +303,10 @@ static enum hs_wait do_read_server_certificate(SSL *c)
     if (!msg_parse_certificate(c, body, 0) || !cert_verify_peer_chain(c, c->peer_chain) ||
         !msg_consume(c, &whole))
         return HS_ERROR;
-    c->hs->state = CS_READ_SERVER_CERTIFICATE_VERIFY;
-    return HS_CONTINUE;
+    return next(c, CS_READ_SERVER_CERTIFICATE_VERIFY, HS_CONTINUE);
 }
 
+/* §4.4.3: the signature over the transcript proves the certificate's key. */
 static enum hs_wait do_read_server_certificate_verify(SSL *c)
 {
     enum hs_wait w = msg_read_certificate_verify(c);
@@ -281,19 +315,20 @@ static enum hs_wait do_read_server_certificate_verify(SSL *c)
     /* The certificate is proven: the status callback may judge its stapled response. */
     if (!ocsp_client_run_cb(c))
         return HS_ERROR;
-    c->hs->state = CS_READ_SERVER_FINISHED;
-    return HS_CONTINUE;
+    return next(c, CS_READ_SERVER_FINISHED, HS_CONTINUE);
 }
 
+/* §4.4.4: the server's Finished; then the application secrets (§7.1, RFC 9001 §4.1.4). */
 static enum hs_wait do_read_server_finished(SSL *c)
 {
     struct hs *hs = c->hs;
     enum hs_wait w = msg_read_finished(c, &hs->server_hs);
     if (w != HS_CONTINUE)
         return w;
-    if (!hs_derive_application_secrets(c))
+    /* The server's flight is read: anything after it is post-handshake, at 1-RTT. */
+    if (!set_state(c, hs->cert_requested ? CS_SEND_CLIENT_CERTIFICATE : CS_SEND_CLIENT_FINISHED) ||
+        !sec_derive_application(c))
         return HS_ERROR;
-    hs->state = hs->cert_requested ? CS_SEND_CLIENT_CERTIFICATE : CS_SEND_CLIENT_FINISHED;
     return HS_CONTINUE;
 }
 
@@ -336,18 +371,18 @@ static enum hs_wait do_send_client_certificate(SSL *c)
              (!have || msg_write_certificate_verify(c, hs->cert.pkey, scheme));
     if (!ok)
         return HS_ERROR;
-    hs->state = CS_SEND_CLIENT_FINISHED;
-    return HS_CONTINUE;
+    return next(c, CS_SEND_CLIENT_FINISHED, HS_CONTINUE);
 }
 
+/* §4.4.4: our Finished ends the handshake; resumption_master_secret follows it (§7.1). */
 static enum hs_wait do_send_client_finished(SSL *c)
 {
-    if (!msg_write_finished(c, &c->hs->client_hs) || !hs_derive_resumption_secret(c))
+    if (!msg_write_finished(c, &c->hs->client_hs) || !sec_derive_resumption(c))
         return HS_ERROR;
-    c->hs->state = CS_DONE;
-    return HS_DONE;
+    return next(c, CS_DONE, HS_DONE);
 }
 
+/* RFC 8446 Appendix A.1: the client state machine, one function per state. */
 enum hs_wait client_step(SSL *c)
 {
     switch ((enum client_state)c->hs->state) {
@@ -372,5 +407,5 @@ enum hs_wait client_step(SSL *c)
     case CS_DONE:
         return HS_DONE;
     }
-    return qtls_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_BAD_HANDSHAKE_STATE);
+    return hs_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_BAD_HANDSHAKE_STATE);
 }

@@ -14,12 +14,6 @@
 
 #include <openssl/async.h>
 
-int qtls_not_implemented(const char *setting)
-{
-    ERR_raise_data(ERR_LIB_SSL, QTLS_R_NOT_IMPLEMENTED, "%s is not implemented by qtls", setting);
-    return 0;
-}
-
 /* The one error record-layer I/O reports. */
 static int no_record_layer(const SSL *s, const char *what)
 {

@@ -319,13 +319,12 @@ int crypto_sign(EVP_PKEY *key, const struct sigscheme *s, const uint8_t *tbs, si
                 struct wr *sig_out)
 {
     EVP_MD_CTX *m = sig_ctx(key, s, 1);
-    size_t len = 0;
+    size_t len = 0, at = wr_len(sig_out);
     int ok = m != NULL && EVP_DigestSign(m, NULL, &len, tbs, tbs_len) > 0;
     uint8_t *p = ok ? wr_reserve(sig_out, len) : NULL;
-    size_t cap = len;
     ok = p != NULL && EVP_DigestSign(m, p, &len, tbs, tbs_len) > 0;
     if (ok)
-        sig_out->len -= cap - len; /* ECDSA signatures may be shorter than the bound */
+        wr_truncate(sig_out, at + len); /* ECDSA signatures may be shorter than the bound */
     EVP_MD_CTX_free(m);
     if (!ok)
         ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);

@@ -205,6 +205,12 @@ int qtls_fail_raise(SSL *c, int alert, int reason)
     return 0;
 }
 
+int qtls_not_implemented(const char *setting)
+{
+    ERR_raise_data(ERR_LIB_SSL, QTLS_R_NOT_IMPLEMENTED, "%s is not implemented by qtls", setting);
+    return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Alert texts (OpenSSL's ssl_stat.c wording)                          */
 /* ------------------------------------------------------------------ */

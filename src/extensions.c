@@ -184,7 +184,7 @@ int ext_write_client_hello_extensions(SSL *c, struct wr *w)
     }
     if (!custom_ext_write(c, SSL_EXT_CLIENT_HELLO, w)) /* the application's (custom_ext.c) */
         return 0;
-    psk_write_client_extensions(c, w); /* pre_shared_key must be last (§4.2.11) */
+    /* early_data and pre_shared_key follow, from resumption.c (client.c writes them last). */
     return 1;
 }
 

@@ -1,11 +1,10 @@
 /*
  * The handshake driver: runs the client or server state functions, hands
- * flights to the QUIC stack, sends the one fatal alert on failure; and the
- * key-schedule steps both sides share, with secret delivery and key logging.
+ * flights to the QUIC stack, sends the one fatal alert on failure, and reads
+ * post-handshake messages. The key schedule the states call is secrets.c.
  */
 #include "internal.h"
 
-#include <stdio.h>
 #include <string.h>
 
 int hs_start(SSL *c)
@@ -44,18 +43,6 @@ void hs_free(SSL *c)
     c->hs = NULL;
 }
 
-/* Hands the packed output over and ends the flight if anything was written. */
-static int end_flight(SSL *c)
-{
-    if (!msg_flush_output(c))
-        return 0;
-    if (c->hs->flight_pending) {
-        c->hs->flight_pending = 0;
-        return quic_flush_flight(c);
-    }
-    return 1;
-}
-
 static int fail_handshake(SSL *c)
 {
     if (c->alert == 0)
@@ -70,6 +57,26 @@ static int fail_handshake(SSL *c)
 
 static int drive_handshake(SSL *s);
 
+/* Server: the tickets SSL_new_session_ticket queued after the handshake, as one flight. */
+static int send_queued_tickets(SSL *c)
+{
+    if (!c->server || c->extra_tickets == 0)
+        return 1;
+    size_t n = c->extra_tickets;
+    c->extra_tickets = 0;
+    c->hs = OPENSSL_zalloc(sizeof(*c->hs)); /* the writer of msg_begin / msg_end */
+    if (c->hs == NULL) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+        return 0;
+    }
+    transcript_init(&c->hs->transcript);
+    int ok = psk_server_write_n_tickets(c, n) && msg_end_flight(c);
+    hs_free(c);
+    if (!ok)
+        quic_send_pending_alert(c);
+    return ok;
+}
+
 int SSL_do_handshake(SSL *s)
 {
     s->want_read = 0;
@@ -83,7 +90,7 @@ int SSL_do_handshake(SSL *s)
         return -1;
     }
     if (s->phase == PHASE_DONE) /* after the handshake: tickets SSL_new_session_ticket queued */
-        return cb_send_queued_tickets(s) ? 1 : -1;
+        return send_queued_tickets(s) ? 1 : -1;
     /* A stale error from the caller would turn want-read into SSL_ERROR_SSL (as in libssl). */
     ERR_clear_error();
     if (s->phase == PHASE_FAILED) {
@@ -108,8 +115,12 @@ static int drive_handshake(SSL *s)
         switch (w) {
         case HS_CONTINUE:
             continue;
+        case HS_FLUSH:
+            if (!msg_end_flight(s))
+                return fail_handshake(s);
+            continue;
         case HS_WANT_MESSAGE:
-            if (!end_flight(s))
+            if (!msg_end_flight(s))
                 return fail_handshake(s);
             s->want_read = 1;
             return -1;
@@ -120,10 +131,11 @@ static int drive_handshake(SSL *s)
             s->want_x509_lookup = 1;
             return -1;
         case HS_DONE:
-            if (!end_flight(s))
+            if (!msg_end_flight(s))
                 return fail_handshake(s);
             s->phase = PHASE_DONE;
-            s->read_level = s->write_level = ssl_encryption_application;
+            /* The read level is 1-RTT since the peer's Finished; ours follows our last flight. */
+            s->write_level = ssl_encryption_application;
             hs_free(s);
             cb_info(s, SSL_CB_HANDSHAKE_DONE, 1);
             return 1;
@@ -146,121 +158,6 @@ int SSL_accept(SSL *s)
     if (s->phase == PHASE_BEFORE)
         s->server = 1;
     return SSL_do_handshake(s);
-}
-
-/* ---- key schedule steps ---- */
-
-/* NSS key log format: LABEL <client_random> <secret>, both in hex. */
-void hs_keylog(SSL *c, const char *label, const struct secret *s)
-{
-    SSL_CTX_keylog_cb_func cb = c->ctx->keylog_cb;
-    char line[64 + 1 + 64 + 1 + 2 * EVP_MAX_MD_SIZE + 1];
-    if (cb == NULL)
-        return;
-    size_t n = (size_t)snprintf(line, sizeof(line), "%s ", label);
-    for (size_t i = 0; i < sizeof(c->client_random); i++)
-        n += (size_t)snprintf(line + n, sizeof(line) - n, "%02x", c->client_random[i]);
-    line[n++] = ' ';
-    for (size_t i = 0; i < s->len; i++)
-        n += (size_t)snprintf(line + n, sizeof(line) - n, "%02x", s->b[i]);
-    cb(c, line);
-    OPENSSL_cleanse(line, sizeof(line));
-}
-
-/* Delivers a level's pair of secrets from this endpoint's point of view. */
-static int deliver(SSL *c, OSSL_ENCRYPTION_LEVEL level, const struct secret *client,
-                   const struct secret *server)
-{
-    return c->server ? quic_set_secrets(c, level, client, server)
-                     : quic_set_secrets(c, level, server, client);
-}
-
-/* RFC 8446 §7.1: handshake secret and the two handshake traffic secrets (through ServerHello). */
-int hs_derive_handshake_secrets(SSL *c, const uint8_t *ecdhe, size_t ecdhe_len)
-{
-    struct hs *hs = c->hs;
-    enum qtls_hash h = c->cipher->hash;
-    uint8_t thash[EVP_MAX_MD_SIZE];
-    if (hs->early_secret.len == 0 && !ks_early_secret(h, NULL, 0, &hs->early_secret))
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
-    if (!ks_next_stage(h, &hs->early_secret, ecdhe, ecdhe_len, &hs->handshake_secret) ||
-        !transcript_hash(&hs->transcript, thash) ||
-        !ks_derive_secret(h, &hs->handshake_secret, "c hs traffic", thash, &hs->client_hs) ||
-        !ks_derive_secret(h, &hs->handshake_secret, "s hs traffic", thash, &hs->server_hs))
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
-    secret_wipe(&hs->early_secret);
-    hs_keylog(c, "CLIENT_HANDSHAKE_TRAFFIC_SECRET", &hs->client_hs);
-    hs_keylog(c, "SERVER_HANDSHAKE_TRAFFIC_SECRET", &hs->server_hs);
-    return deliver(c, ssl_encryption_handshake, &hs->client_hs, &hs->server_hs);
-}
-
-/* Master secret, application traffic and exporter secrets (through server Finished). */
-int hs_derive_application_secrets(SSL *c)
-{
-    struct hs *hs = c->hs;
-    enum qtls_hash h = c->cipher->hash;
-    uint8_t thash[EVP_MAX_MD_SIZE];
-    if (!ks_next_stage(h, &hs->handshake_secret, NULL, 0, &hs->master_secret) ||
-        !transcript_hash(&hs->transcript, thash) ||
-        !ks_derive_secret(h, &hs->master_secret, "c ap traffic", thash, &hs->client_ap) ||
-        !ks_derive_secret(h, &hs->master_secret, "s ap traffic", thash, &hs->server_ap) ||
-        !ks_derive_secret(h, &hs->master_secret, "exp master", thash, &c->exporter_secret))
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
-    secret_wipe(&hs->handshake_secret);
-    hs_keylog(c, "CLIENT_TRAFFIC_SECRET_0", &hs->client_ap);
-    hs_keylog(c, "SERVER_TRAFFIC_SECRET_0", &hs->server_ap);
-    hs_keylog(c, "EXPORTER_SECRET", &c->exporter_secret);
-    int ok = deliver(c, ssl_encryption_application, &hs->client_ap, &hs->server_ap);
-    /* QUIC derives later generations itself ("quic ku"); we keep no traffic secret. */
-    secret_wipe(&hs->client_ap);
-    secret_wipe(&hs->server_ap);
-    return ok;
-}
-
-/* resumption_master_secret (through client Finished), for tickets. */
-int hs_derive_resumption_secret(SSL *c)
-{
-    struct hs *hs = c->hs;
-    uint8_t thash[EVP_MAX_MD_SIZE];
-    if (!transcript_hash(&hs->transcript, thash) ||
-        !ks_derive_secret(c->cipher->hash, &hs->master_secret, "res master", thash,
-                          &c->resumption_secret))
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
-    secret_wipe(&hs->master_secret);
-    return 1;
-}
-
-/*
- * RFC 8446 §7.5: TLS-Exporter(label, context, length) =
- *   HKDF-Expand-Label(Derive-Secret(exporter_master_secret, label, ""),
- *                     "exporter", Hash(context), length)
- * A missing context hashes as an empty one in TLS 1.3.
- */
-int SSL_export_keying_material(SSL *s, unsigned char *out, size_t olen, const char *label,
-                               size_t llen, const unsigned char *context, size_t contextlen,
-                               int use_context)
-{
-    if (s->phase != PHASE_DONE || s->cipher == NULL || s->exporter_secret.len == 0) {
-        ERR_raise(ERR_LIB_SSL, SSL_R_BAD_HANDSHAKE_STATE);
-        return 0;
-    }
-    enum qtls_hash h = s->cipher->hash;
-    size_t hl = crypto_hash_len(h);
-    uint8_t empty[EVP_MAX_MD_SIZE], chash[EVP_MAX_MD_SIZE], tmp[EVP_MAX_MD_SIZE];
-    struct secret derived;
-    if (!use_context)
-        contextlen = 0;
-    int ok = crypto_digest(h, NULL, 0, empty) &&
-             ks_expand_label_n(h, &s->exporter_secret, (const uint8_t *)label, llen, empty, hl,
-                               tmp, hl) &&
-             crypto_digest(h, context, contextlen, chash);
-    if (ok) {
-        secret_set(&derived, tmp, hl);
-        ok = ks_expand_label(h, &derived, "exporter", chash, hl, out, olen);
-        secret_wipe(&derived);
-    }
-    OPENSSL_cleanse(tmp, sizeof(tmp));
-    return ok;
 }
 
 /* ---- after the handshake ---- */

@@ -61,6 +61,8 @@ int qtls_fail_raise(SSL *c, int alert, int reason);
 #define qtls_fail(c, alert, reason)                                                                \
     (ERR_new(), ERR_set_debug(OPENSSL_FILE, OPENSSL_LINE, OPENSSL_FUNC),                           \
      qtls_fail_raise((c), (alert), (reason)))
+/* Raises QTLS_R_NOT_IMPLEMENTED naming the setting (for any layer, err.c); returns 0. */
+int qtls_not_implemented(const char *setting);
 
 /* clock.c: the wall clock every session and ticket time comes from (µs / s since the epoch). */
 uint64_t clock_now_us(void);
@@ -646,7 +648,7 @@ void quic_send_pending_alert(SSL *c);
  * read level if one is buffered; 0 if more data is needed; -1 on a level
  * violation (error already raised).
  */
-int quic_peek_message(SSL *c, struct rd *msg);
+QTLS_MUST_CHECK int quic_peek_message(SSL *c, struct rd *msg);
 /* Drops the message returned by quic_peek_message. */
 void quic_consume_message(SSL *c, size_t len);
 /* Changes the read level; fails if bytes are left at the old level (RFC 8446 §5.1). */
@@ -663,10 +665,17 @@ enum hs_wait {
     HS_ERROR,
     HS_CONTINUE,
     HS_WANT_MESSAGE,
+    HS_FLUSH, /* a flight ends here: hand it to the QUIC stack and flush, then go on */
     HS_DONE,
     HS_WANT_CLIENT_HELLO_CB,
     HS_WANT_X509_LOOKUP
 };
+
+/*
+ * qtls_fail for a state function: the same error and alert, and HS_ERROR as its result, so that
+ * no state function returns an int that happens to equal HS_ERROR.
+ */
+#define hs_fail(c, alert, reason) (qtls_fail((c), (alert), (reason)), HS_ERROR)
 
 /* Extensions the engine knows; the table in extensions.c gives codepoints. */
 enum ext_idx {
@@ -762,6 +771,8 @@ struct hs {
     /* Resumption and 0-RTT (resumption.c) */
     int resumed;                   /* the PSK was accepted */
     int psk_offered;               /* client: pre_shared_key sent */
+    size_t psk_binders_at;         /* client: in out, where the binders list begins ... */
+    size_t psk_binder_at;          /* ... and where the one binder goes (§4.2.11.2) */
     int early_data_offered;        /* client: early_data sent */
     int psk_dhe_ke;                /* server: the client allows psk_dhe_ke */
     const SSL_CIPHER *hrr_cipher;  /* client: the suite of the HelloRetryRequest */
@@ -829,13 +840,20 @@ void hs_free(SSL *c);
 size_t msg_begin(SSL *c, OSSL_ENCRYPTION_LEVEL level, uint8_t type);
 /* Closes it, adds it to the transcript. */
 QTLS_MUST_CHECK int msg_end(SSL *c, size_t at);
-/* Hands over packed output at its level (called at level changes and flushes). */
+/* Sets the length of the message opened at `at` to what is written so far (before msg_end). */
+void msg_set_length(SSL *c, size_t at);
+/*
+ * Hands over packed output at its level (add_handshake_data): at a level change, and before
+ * new keys are delivered so that the peer gets the message before what they protect.
+ */
 QTLS_MUST_CHECK int msg_flush_output(SSL *c);
+/* Ends a flight: hands over the output, then flush_flight if anything was handed over. */
+QTLS_MUST_CHECK int msg_end_flight(SSL *c);
 /*
  * Reads the next message: 1 with type and body, 0 if more data is needed,
  * -1 on error. Rejects KeyUpdate and the types QUIC never carries.
  */
-int msg_read(SSL *c, uint8_t *type, struct rd *body, struct rd *whole);
+QTLS_MUST_CHECK int msg_read(SSL *c, uint8_t *type, struct rd *body, struct rd *whole);
 /* Consumes a message read by msg_read, adding it to the transcript. */
 QTLS_MUST_CHECK int msg_consume(SSL *c, const struct rd *whole);
 /* Fails with unexpected_message unless type == want. */
@@ -844,9 +862,9 @@ QTLS_MUST_CHECK int msg_expect(SSL *c, uint8_t type, uint8_t want);
 QTLS_MUST_CHECK int msg_read_expected(SSL *c, uint8_t want, struct rd *body, struct rd *whole,
                                       enum hs_wait *wait);
 /* Reads and checks the peer's CertificateVerify against c->peer_cert: HS_CONTINUE when done. */
-enum hs_wait msg_read_certificate_verify(SSL *c);
+QTLS_MUST_CHECK enum hs_wait msg_read_certificate_verify(SSL *c);
 /* Reads and checks the peer's Finished (base: its handshake traffic secret): HS_CONTINUE. */
-enum hs_wait msg_read_finished(SSL *c, const struct secret *base);
+QTLS_MUST_CHECK enum hs_wait msg_read_finished(SSL *c, const struct secret *base);
 
 /* Shared by both sides (msg.c). */
 QTLS_MUST_CHECK int msg_write_certificate(SSL *c, const uint8_t *context, size_t context_len,
@@ -860,11 +878,23 @@ QTLS_MUST_CHECK int msg_check_certificate_verify(SSL *c, struct rd body, EVP_PKE
 QTLS_MUST_CHECK int msg_check_finished(SSL *c, struct rd body, const struct secret *base,
                                        const uint8_t *thash);
 
-/* Key schedule steps with delivery and key logging (handshake.c). */
-QTLS_MUST_CHECK int hs_derive_handshake_secrets(SSL *c, const uint8_t *ecdhe, size_t ecdhe_len);
-QTLS_MUST_CHECK int hs_derive_application_secrets(SSL *c);
-QTLS_MUST_CHECK int hs_derive_resumption_secret(SSL *c);
-void hs_keylog(SSL *c, const char *label, const struct secret *s);
+/*
+ * secrets.c: the connection's key schedule (RFC 8446 §7.1) below the state machines: each
+ * stage derived from the transcript, key-logged, delivered to the QUIC stack, wiped.
+ */
+/* Early Secret from the PSK offered (client) or accepted (server). */
+QTLS_MUST_CHECK int sec_set_psk(SSL *c, enum qtls_hash h, const struct secret *psk);
+/* The binder (into out, hash-length bytes) over the transcript plus a partial ClientHello. */
+QTLS_MUST_CHECK int sec_psk_binder(SSL *c, enum qtls_hash h, const uint8_t *partial, size_t len,
+                                   uint8_t *out);
+/* client_early_traffic_secret over the transcript plus `ch`; delivered for 0-RTT. */
+QTLS_MUST_CHECK int sec_derive_early(SSL *c, const uint8_t *ch, size_t ch_len);
+/* Handshake traffic secrets (after ServerHello), delivered at the handshake level. */
+QTLS_MUST_CHECK int sec_derive_handshake(SSL *c, const uint8_t *ecdhe, size_t ecdhe_len);
+/* Application traffic and exporter secrets (after server Finished), delivered. */
+QTLS_MUST_CHECK int sec_derive_application(SSL *c);
+/* resumption_master_secret (after client Finished). */
+QTLS_MUST_CHECK int sec_derive_resumption(SSL *c);
 
 /* resumption.c: PSK resumption with tickets and 0-RTT (RFC 8446 §4.2.10, §4.2.11, §4.6.1). */
 /* Client: decides whether to offer c->session, and early data; computes the PSK early secret. */
@@ -893,8 +923,8 @@ QTLS_MUST_CHECK int psk_server_write_n_tickets(SSL *c, size_t n);
 QTLS_MUST_CHECK int psk_client_process_ticket(SSL *c, struct rd body);
 
 /* client.c / server.c: one step of the state machine. */
-enum hs_wait client_step(SSL *c);
-enum hs_wait server_step(SSL *c);
+QTLS_MUST_CHECK enum hs_wait client_step(SSL *c);
+QTLS_MUST_CHECK enum hs_wait server_step(SSL *c);
 
 /*
  * custom_ext.c: the application's extensions in the ClientHello and EncryptedExtensions
@@ -926,13 +956,9 @@ QTLS_MUST_CHECK int quic_take_peer_tp(SSL *c, const struct ext_set *e);
 void cb_info(const SSL *c, int where, int ret);
 void cb_handshake_message(SSL *c, int sent, const uint8_t *msg, size_t len);
 void cb_alert_sent(SSL *c, uint8_t alert);
-/* Server: sends the tickets SSL_new_session_ticket queued after the handshake. */
-QTLS_MUST_CHECK int cb_send_queued_tickets(SSL *c);
 
 /* compat_tcp.c: frees the connection's BIOs (SSL_free). */
 void compat_free_bios(SSL *s);
-/* Raises QTLS_R_NOT_IMPLEMENTED naming the setting; returns 0. */
-int qtls_not_implemented(const char *setting);
 
 /*
  * sigalgs.c: signature-algorithm lists (RFC 8446 §4.2.3) with OpenSSL's rules. The list we send

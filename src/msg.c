@@ -14,7 +14,7 @@ size_t msg_begin(SSL *c, OSSL_ENCRYPTION_LEVEL level, uint8_t type)
     struct hs *hs = c->hs;
     /* Messages of one level are packed together; a new level hands the old ones over. */
     if (hs->out.len > 0 && hs->out_level != level && !msg_flush_output(c))
-        hs->out.failed = 1;
+        wr_fail(&hs->out);
     hs->out_level = level;
     c->write_level = level;
     size_t at = hs->out.len;
@@ -23,10 +23,13 @@ size_t msg_begin(SSL *c, OSSL_ENCRYPTION_LEVEL level, uint8_t type)
     return at;
 }
 
+/* The message header: HandshakeType msg_type; uint24 length (RFC 8446 §4). */
+void msg_set_length(SSL *c, size_t at) { wr_close_vec(&c->hs->out, at + 1, 3); }
+
 int msg_end(SSL *c, size_t at)
 {
     struct wr *out = &c->hs->out;
-    wr_close_vec(out, at + 1, 3);
+    msg_set_length(c, at);
     if (!wr_ok(out))
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
     if (!transcript_add(&c->hs->transcript, out->buf + at, out->len - at))
@@ -46,6 +49,17 @@ int msg_flush_output(SSL *c)
     return ok;
 }
 
+int msg_end_flight(SSL *c)
+{
+    if (!msg_flush_output(c))
+        return 0;
+    if (c->hs->flight_pending) {
+        c->hs->flight_pending = 0;
+        return quic_flush_flight(c);
+    }
+    return 1;
+}
+
 /* ---- input ---- */
 
 int msg_read(SSL *c, uint8_t *type, struct rd *body, struct rd *whole)
@@ -57,8 +71,10 @@ int msg_read(SSL *c, uint8_t *type, struct rd *body, struct rd *whole)
     if (!rd_u8(&m, type) || !rd_vec24(&m, body))
         return -1; /* cannot happen: quic_peek_message returns whole messages */
     /* RFC 9001 §6: QUIC updates keys itself; a KeyUpdate message is a violation. */
-    if (*type == HT_KEY_UPDATE)
-        return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, QTLS_R_KEY_UPDATE_NOT_ALLOWED) - 1;
+    if (*type == HT_KEY_UPDATE) {
+        qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, QTLS_R_KEY_UPDATE_NOT_ALLOWED);
+        return -1;
+    }
     return 1;
 }
 
@@ -87,6 +103,7 @@ int msg_read_expected(SSL *c, uint8_t want, struct rd *body, struct rd *whole,
     return r == 1 && msg_expect(c, type, want);
 }
 
+/* §4.4.3: the peer's CertificateVerify over the transcript so far, with c->peer_cert's key. */
 enum hs_wait msg_read_certificate_verify(SSL *c)
 {
     struct rd body, whole;
@@ -101,6 +118,7 @@ enum hs_wait msg_read_certificate_verify(SSL *c)
     return HS_CONTINUE;
 }
 
+/* §4.4.4: the peer's Finished, keyed by its handshake traffic secret `base`. */
 enum hs_wait msg_read_finished(SSL *c, const struct secret *base)
 {
     struct rd body, whole;
@@ -108,9 +126,8 @@ enum hs_wait msg_read_finished(SSL *c, const struct secret *base)
     uint8_t thash[EVP_MAX_MD_SIZE];
     if (!msg_read_expected(c, HT_FINISHED, &body, &whole, &wait))
         return wait;
-    /* After the peer's Finished the next message, if any, is post-handshake. */
     if (!transcript_hash(&c->hs->transcript, thash) || !msg_check_finished(c, body, base, thash) ||
-        !msg_consume(c, &whole) || !quic_set_read_level(c, ssl_encryption_application))
+        !msg_consume(c, &whole))
         return HS_ERROR;
     return HS_CONTINUE;
 }
@@ -123,7 +140,7 @@ static void write_cert_entry(SSL *c, struct wr *w, X509 *x, int is_leaf)
     int len = i2d_X509(x, NULL);
     uint8_t *p = len > 0 ? wr_reserve(w, (size_t)len) : NULL;
     if (p == NULL || i2d_X509(x, &p) != len)
-        w->failed = 1;
+        wr_fail(w);
     wr_close_vec(w, at, 3);
     size_t exts = wr_open_vec(w, 2);
     if (is_leaf)

@@ -215,8 +215,8 @@ int quic_peek_message(SSL *c, struct rd *msg)
     if (rd_empty(&all)) {
         for (int l = c->read_level + 1; l <= ssl_encryption_application; l++) {
             if (c->in[l].len > c->in_off[l]) {
-                return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE,
-                                 SSL_R_WRONG_ENCRYPTION_LEVEL_RECEIVED) - 1;
+                qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_WRONG_ENCRYPTION_LEVEL_RECEIVED);
+                return -1;
             }
         }
     }
@@ -229,6 +229,8 @@ void quic_consume_message(SSL *c, size_t len) { c->in_off[c->read_level] += len;
 /* RFC 8446 §5.1: handshake messages must not span key changes. */
 int quic_set_read_level(SSL *c, OSSL_ENCRYPTION_LEVEL level)
 {
+    if (level == c->read_level)
+        return 1;
     struct rd left = pending_input(c, c->read_level);
     if (!rd_empty(&left))
         return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, QTLS_R_EXCESS_HANDSHAKE_DATA);

@@ -99,8 +99,8 @@ int psk_client_prepare(SSL *c)
     }
     if (!hash_ok || (hs->hrr_cipher != NULL && hs->hrr_cipher->hash != s->cipher->hash))
         return 1;
-    if (!ks_early_secret(s->cipher->hash, s->psk.b, s->psk.len, &hs->early_secret))
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    if (!sec_set_psk(c, s->cipher->hash, &s->psk))
+        return 0;
     hs->psk_offered = 1;
     /* 0-RTT only in the first ClientHello, for a QUIC ticket, with its suite and ALPN. */
     hs->early_data_offered = !hs->hrr_done && c->early_data_enabled &&
@@ -196,8 +196,11 @@ void psk_write_client_extensions(SSL *c, struct wr *w)
     wr_close_vec(w, id, 2);
     wr_u32(w, (uint32_t)(age_ms + s->age_add));
     wr_close_vec(w, ids, 2);
+    /* The binder covers everything before the binders list (§4.2.11.2): remember both. */
     size_t binders = wr_open_vec(w, 2);
     size_t binder = wr_open_vec(w, 1);
+    hs->psk_binders_at = binders;
+    hs->psk_binder_at = wr_len(w);
     uint8_t *zeros = wr_reserve(w, crypto_hash_len(s->cipher->hash));
     if (zeros != NULL)
         memset(zeros, 0, crypto_hash_len(s->cipher->hash));
@@ -207,42 +210,29 @@ void psk_write_client_extensions(SSL *c, struct wr *w)
     hs->offered |= 1u << EXT_PRE_SHARED_KEY;
 }
 
-/* The binder covers the ClientHello up to the binders list, header included (§4.2.11.2). */
+/*
+ * The binder covers the ClientHello up to the binders list, header included (§4.2.11.2): the
+ * partial message runs from `at` (msg_begin's) to where psk_write_client_extensions opened the
+ * list, and the binder goes where it reserved the zeros.
+ */
 int psk_fill_binder(SSL *c, size_t at)
 {
     struct hs *hs = c->hs;
-    struct wr *out = &hs->out;
     if (!hs->psk_offered)
         return 1;
     enum qtls_hash h = c->session->cipher->hash;
-    size_t hl = crypto_hash_len(h);
-    uint8_t thash[EVP_MAX_MD_SIZE];
-    wr_close_vec(out, at + 1, 3); /* the header carries the full length */
-    if (!wr_ok(out) || out->len - at < 4 + 3 + hl)
+    msg_set_length(c, at); /* the header carries the full length */
+    size_t partial_len = hs->psk_binders_at - at;
+    const uint8_t *partial = wr_at(&hs->out, at, partial_len);
+    uint8_t *binder = wr_at(&hs->out, hs->psk_binder_at, crypto_hash_len(h));
+    if (partial == NULL || binder == NULL)
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
-    size_t partial = out->len - at - (2 + 1 + hl);
-    if (!transcript_hash_with(&hs->transcript, h, out->buf + at, partial, thash) ||
-        !ks_psk_binder(h, &hs->early_secret, thash, out->buf + out->len - hl))
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
-    return 1;
-}
-
-/* client_early_traffic_secret = Derive-Secret(Early Secret, "c e traffic", ClientHello). */
-static int derive_client_early(SSL *c, const uint8_t *thash)
-{
-    struct hs *hs = c->hs;
-    if (!ks_derive_secret(c->cipher->hash, &hs->early_secret, "c e traffic", thash,
-                          &hs->client_early))
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
-    hs_keylog(c, "CLIENT_EARLY_TRAFFIC_SECRET", &hs->client_early);
-    return 1;
+    return sec_psk_binder(c, h, partial, partial_len, binder);
 }
 
 int psk_client_after_hello(SSL *c)
 {
-    struct hs *hs = c->hs;
-    uint8_t thash[EVP_MAX_MD_SIZE];
-    if (!hs->early_data_offered)
+    if (!c->hs->early_data_offered)
         return 1;
     /* Re-verification before any 0-RTT key exists (BoringSSL: early_reverify_server_certificate). */
     if (!reverify_session_peer(c))
@@ -250,14 +240,8 @@ int psk_client_after_hello(SSL *c)
     /* The resumed suite is the current cipher while the 0-RTT key is installed. */
     c->cipher = c->session->cipher;
     c->early_data_status = SSL_EARLY_DATA_REJECTED; /* until EncryptedExtensions says so */
-    if (!transcript_hash_with(&hs->transcript, c->cipher->hash, NULL, 0, thash))
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
-    if (!derive_client_early(c, thash) ||
-        !quic_set_secrets(c, ssl_encryption_early_data, NULL, &hs->client_early))
-        return 0;
-    secret_wipe(&hs->client_early);
-    c->write_level = ssl_encryption_early_data;
-    return 1;
+    /* The ClientHello is in the transcript already; its 0-RTT key becomes the write level. */
+    return sec_derive_early(c, NULL, 0);
 }
 
 int psk_client_server_hello(SSL *c, const struct ext_set *e)
@@ -448,19 +432,17 @@ static void server_reason(SSL *c, int reason)
 static int check_binder(SSL *c, struct rd binders, size_t index, const struct rd *whole,
                         size_t binders_len)
 {
-    struct hs *hs = c->hs;
     enum qtls_hash h = c->cipher->hash;
     size_t hl = crypto_hash_len(h);
     struct rd binder;
-    uint8_t thash[EVP_MAX_MD_SIZE], want[EVP_MAX_MD_SIZE];
+    uint8_t want[EVP_MAX_MD_SIZE];
     for (size_t i = 0; i <= index; i++)
         if (!rd_vec8(&binders, &binder))
             return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_PSK);
     if (binder.n != hl)
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_PSK);
-    if (!transcript_hash_with(&hs->transcript, h, whole->p, whole->n - (2 + binders_len), thash) ||
-        !ks_psk_binder(h, &hs->early_secret, thash, want))
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    if (!sec_psk_binder(c, h, whole->p, whole->n - (2 + binders_len), want))
+        return 0;
     int same = CRYPTO_memcmp(want, binder.p, hl) == 0;
     OPENSSL_cleanse(want, sizeof(want));
     return same || qtls_fail(c, SSL_AD_DECRYPT_ERROR, SSL_R_BINDER_DOES_NOT_VERIFY);
@@ -510,8 +492,8 @@ static int resume_with(SSL *c, SSL_SESSION *s, size_t index)
     /* The connection owns s from here on, whether the rest succeeds or not. */
     SSL_SESSION_free(c->session);
     c->session = s;
-    if (!ks_early_secret(c->cipher->hash, s->psk.b, s->psk.len, &hs->early_secret))
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    if (!sec_set_psk(c, c->cipher->hash, &s->psk))
+        return 0;
     hs->resumed = 1;
     hs->psk_identity = (uint16_t)index;
     c->session_reused = 1;
@@ -520,13 +502,9 @@ static int resume_with(SSL *c, SSL_SESSION *s, size_t index)
 
 static int accept_early_data(SSL *c, const struct rd *whole)
 {
-    struct hs *hs = c->hs;
-    uint8_t thash[EVP_MAX_MD_SIZE];
-    if (!transcript_hash_with(&hs->transcript, c->cipher->hash, whole->p, whole->n, thash) ||
-        !derive_client_early(c, thash) ||
-        !quic_set_secrets(c, ssl_encryption_early_data, &hs->client_early, NULL))
+    /* The ClientHello is not consumed yet: the secret's transcript ends with `whole`. */
+    if (!sec_derive_early(c, whole->p, whole->n))
         return 0;
-    secret_wipe(&hs->client_early);
     c->early_data_status = SSL_EARLY_DATA_ACCEPTED;
     return 1;
 }

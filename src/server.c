@@ -23,6 +23,46 @@ enum server_state {
     SS_DONE,
 };
 
+/*
+ * RFC 9001 §4.1.4 (RFC 8446 §2): the level each state reads at. Initial until the ServerHello
+ * is sent, Handshake until the client's Finished, then 1-RTT.
+ */
+static OSSL_ENCRYPTION_LEVEL read_level(enum server_state s)
+{
+    switch (s) {
+    case SS_READ_CLIENT_HELLO:
+    case SS_CHOOSE_CERTIFICATE:
+    case SS_SEND_HELLO_RETRY_REQUEST:
+    case SS_SEND_SERVER_HELLO:
+        return ssl_encryption_initial;
+    case SS_SEND_ENCRYPTED_EXTENSIONS:
+    case SS_SEND_CERTIFICATE_REQUEST:
+    case SS_SEND_CERTIFICATE:
+    case SS_SEND_CERTIFICATE_VERIFY:
+    case SS_SEND_FINISHED:
+    case SS_READ_CLIENT_CERTIFICATE:
+    case SS_READ_CLIENT_CERTIFICATE_VERIFY:
+    case SS_READ_CLIENT_FINISHED:
+        return ssl_encryption_handshake;
+    case SS_DONE:
+        break;
+    }
+    return ssl_encryption_application;
+}
+
+/* Moves to state s and its read level; fails if input is left at the old level (§5.1). */
+static QTLS_MUST_CHECK int set_state(SSL *c, enum server_state s)
+{
+    c->hs->state = s;
+    return quic_set_read_level(c, read_level(s));
+}
+
+/* set_state, then w: what the state function asks of the driver. */
+static enum hs_wait next(SSL *c, enum server_state s, enum hs_wait w)
+{
+    return set_state(c, s) ? w : HS_ERROR;
+}
+
 static const uint8_t hrr_random[32] = {
     0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
     0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
@@ -217,36 +257,38 @@ static int keep_peer_share(SSL *c, struct rd share)
  * After the ClientHello (and the servername callback, which may have switched the context):
  * the certificate callback may set or change certificates, then the pair the client's
  * signature_algorithms can verify is picked (certset.c), then the OCSP status callback runs
- * for that certificate. A resumed handshake sends no certificate (RFC 8446 §2.2), and OpenSSL
- * runs no certificate callback then either.
+ * for that certificate (§4.4.2.2, §4.4.2.1). A resumed handshake sends no certificate
+ * (RFC 8446 §2.2), and OpenSSL runs no certificate callback then either.
  */
 static enum hs_wait do_choose_certificate(SSL *c)
 {
     struct hs *hs = c->hs;
-    hs->state = SS_SEND_SERVER_HELLO;
     if (hs->resumed)
-        return HS_CONTINUE;
+        return next(c, SS_SEND_SERVER_HELLO, HS_CONTINUE);
     int r = certset_run_cb(c);
-    if (r <= 0) {
-        if (r < 0)
-            hs->state = SS_CHOOSE_CERTIFICATE; /* SSL_do_handshake runs the callback again */
+    if (r <= 0) /* on retry the state stays: SSL_do_handshake runs the callback again */
         return r == 0 ? HS_ERROR : HS_WANT_X509_LOOKUP;
-    }
     const struct cert_set *set = certset_of(c);
     int any = 0;
     for (int i = 0; i < CERT_SLOTS; i++)
         any |= set->slot[i].cert != NULL && set->slot[i].pkey != NULL;
     if (!any)
-        return qtls_fail(c, SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_CERTIFICATE_SET);
+        return hs_fail(c, SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_CERTIFICATE_SET);
     if (!certset_choose(c, set, hs->peer_sigschemes, hs->n_peer_sigschemes, &hs->cert,
                         &hs->sigscheme)) {
         if (c->alert != 0)
             return HS_ERROR;
-        return qtls_fail(c, SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_SUITABLE_SIGNATURE_ALGORITHM);
+        return hs_fail(c, SSL_AD_HANDSHAKE_FAILURE, SSL_R_NO_SUITABLE_SIGNATURE_ALGORITHM);
     }
-    return ocsp_server_run_cb(c) ? HS_CONTINUE : HS_ERROR;
+    if (!ocsp_server_run_cb(c))
+        return HS_ERROR;
+    return next(c, SS_SEND_SERVER_HELLO, HS_CONTINUE);
 }
 
+/*
+ * §4.1.2: the ClientHello, first or second; the version (§4.2.1), suite, group and key share
+ * (§4.2.7, §4.2.8) are chosen here, a HelloRetryRequest decided (§4.1.4), a PSK taken (§4.2.11).
+ */
 static enum hs_wait do_read_client_hello(SSL *c)
 {
     struct hs *hs = c->hs;
@@ -301,8 +343,7 @@ static enum hs_wait do_read_client_hello(SSL *c)
     if (!msg_consume(c, &whole))
         return HS_ERROR;
     c->version = TLS1_3_VERSION;
-    hs->state = need_hrr ? SS_SEND_HELLO_RETRY_REQUEST : SS_CHOOSE_CERTIFICATE;
-    return HS_CONTINUE;
+    return next(c, need_hrr ? SS_SEND_HELLO_RETRY_REQUEST : SS_CHOOSE_CERTIFICATE, HS_CONTINUE);
 }
 
 /* ServerHello and HelloRetryRequest: struct ServerHello (§4.1.3). */
@@ -325,6 +366,7 @@ static void write_supported_versions(struct wr *w)
     wr_u16(w, TLS1_3_VERSION);
 }
 
+/* §4.1.4: HelloRetryRequest names the group for the second ClientHello's key share. */
 static enum hs_wait do_send_hello_retry_request(SSL *c)
 {
     struct hs *hs = c->hs;
@@ -341,10 +383,10 @@ static enum hs_wait do_send_hello_retry_request(SSL *c)
     if (!msg_end(c, at))
         return HS_ERROR;
     hs->hrr_done = 1;
-    hs->state = SS_READ_CLIENT_HELLO;
-    return HS_CONTINUE;
+    return next(c, SS_READ_CLIENT_HELLO, HS_FLUSH); /* a flight of its own (§4.1.4) */
 }
 
+/* §4.1.3 with §4.2.8: our share and the (EC)DHE secret; then the handshake secrets (§7.1). */
 static enum hs_wait do_send_server_hello(SSL *c)
 {
     struct hs *hs = c->hs;
@@ -356,13 +398,13 @@ static enum hs_wait do_send_server_hello(SSL *c)
         return HS_ERROR;
     EVP_PKEY *key = crypto_kex_generate(hs->kex_group, &sw);
     if (key == NULL)
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+        return hs_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
     size_t n = crypto_kex_derive(hs->kex_group, key, hs->peer_share.buf, hs->peer_share.len,
                                  ecdhe, sizeof(ecdhe));
     EVP_PKEY_free(key);
     wr_free(&hs->peer_share);
     if (n == 0)
-        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
+        return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
     c->group_id = hs->kex_group->id;
     size_t at = write_server_hello_head(c, random);
     size_t exts = wr_open_vec(w, 2);
@@ -377,17 +419,16 @@ static enum hs_wait do_send_server_hello(SSL *c)
     psk_server_write_server_hello_extension(c, w);
     wr_close_vec(w, exts, 2);
     /* ServerHello goes out at the initial level before the handshake keys are installed. */
-    int ok = msg_end(c, at) && msg_flush_output(c) &&
-             quic_set_read_level(c, ssl_encryption_handshake) &&
-             hs_derive_handshake_secrets(c, ecdhe, n);
+    int ok = msg_end(c, at) && msg_flush_output(c) && set_state(c, SS_SEND_ENCRYPTED_EXTENSIONS) &&
+             sec_derive_handshake(c, ecdhe, n);
     OPENSSL_cleanse(ecdhe, sizeof(ecdhe));
-    if (!ok)
-        return HS_ERROR;
-    hs->state = SS_SEND_ENCRYPTED_EXTENSIONS;
-    return HS_CONTINUE;
+    return ok ? HS_CONTINUE : HS_ERROR;
 }
 
-/* Built after the handshake secrets were delivered: the QUIC stack may set its parameters then. */
+/*
+ * §4.3.1, with RFC 9001 §8.2 transport parameters. Built after the handshake secrets were
+ * delivered: the QUIC stack may set its parameters then.
+ */
 static enum hs_wait do_send_encrypted_extensions(SSL *c)
 {
     struct wr *w = &c->hs->out;
@@ -399,12 +440,10 @@ static enum hs_wait do_send_encrypted_extensions(SSL *c)
     if (!msg_end(c, at))
         return HS_ERROR;
     if (c->hs->resumed) /* authenticated by the PSK (§2.2) */
-        c->hs->state = SS_SEND_FINISHED;
-    else if (c->verify_mode & SSL_VERIFY_PEER)
-        c->hs->state = SS_SEND_CERTIFICATE_REQUEST;
-    else
-        c->hs->state = SS_SEND_CERTIFICATE;
-    return HS_CONTINUE;
+        return next(c, SS_SEND_FINISHED, HS_CONTINUE);
+    if (c->verify_mode & SSL_VERIFY_PEER)
+        return next(c, SS_SEND_CERTIFICATE_REQUEST, HS_CONTINUE);
+    return next(c, SS_SEND_CERTIFICATE, HS_CONTINUE);
 }
 
 /* §4.3.2: an empty context, the schemes we accept and the CAs we name (ca_list.c). */
@@ -423,37 +462,41 @@ static enum hs_wait do_send_certificate_request(SSL *c)
     if (!msg_end(c, at))
         return HS_ERROR;
     c->hs->cert_requested = 1;
-    c->hs->state = SS_SEND_CERTIFICATE;
-    return HS_CONTINUE;
+    return next(c, SS_SEND_CERTIFICATE, HS_CONTINUE);
 }
 
+/* §4.4.2: the chain of the pair do_choose_certificate picked. */
 static enum hs_wait do_send_certificate(SSL *c)
 {
     if (!msg_write_certificate(c, NULL, 0, &c->hs->cert))
         return HS_ERROR;
-    c->hs->state = SS_SEND_CERTIFICATE_VERIFY;
-    return HS_CONTINUE;
+    return next(c, SS_SEND_CERTIFICATE_VERIFY, HS_CONTINUE);
 }
 
+/* §4.4.3: signed with the scheme chosen from the client's signature_algorithms (§4.2.3). */
 static enum hs_wait do_send_certificate_verify(SSL *c)
 {
     if (!msg_write_certificate_verify(c, c->hs->cert.pkey, c->hs->sigscheme))
         return HS_ERROR;
-    c->hs->state = SS_SEND_FINISHED;
-    return HS_CONTINUE;
+    return next(c, SS_SEND_FINISHED, HS_CONTINUE);
 }
 
-/* After our Finished the application keys exist; the 1-RTT write key allows 0.5-RTT data. */
+/*
+ * §4.4.4: our Finished ends our flight. After it the application keys exist (§7.1); the 1-RTT
+ * write key allows 0.5-RTT data.
+ */
 static enum hs_wait do_send_finished(SSL *c)
 {
     struct hs *hs = c->hs;
     if (!msg_write_finished(c, &hs->server_hs) || !msg_flush_output(c) ||
-        !hs_derive_application_secrets(c))
+        !sec_derive_application(c))
         return HS_ERROR;
-    hs->state = hs->cert_requested ? SS_READ_CLIENT_CERTIFICATE : SS_READ_CLIENT_FINISHED;
-    return HS_CONTINUE;
+    /* The server's flight ends with its Finished. */
+    return next(c, hs->cert_requested ? SS_READ_CLIENT_CERTIFICATE : SS_READ_CLIENT_FINISHED,
+                HS_FLUSH);
 }
 
+/* §4.4.2: the client's chain, which may be empty (§4.4.2.4). */
 static enum hs_wait do_read_client_certificate(SSL *c)
 {
     struct rd body, whole;
@@ -464,32 +507,36 @@ static enum hs_wait do_read_client_certificate(SSL *c)
         return HS_ERROR;
     if (c->peer_cert == NULL) {
         if (c->verify_mode & SSL_VERIFY_FAIL_IF_NO_PEER_CERT) /* §4.4.2.4 */
-            return qtls_fail(c, SSL_AD_CERTIFICATE_REQUIRED,
-                             SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE);
-        c->hs->state = SS_READ_CLIENT_FINISHED;
-    } else {
-        if (!cert_verify_peer_chain(c, c->peer_chain))
-            return HS_ERROR;
-        c->hs->state = SS_READ_CLIENT_CERTIFICATE_VERIFY;
+            return hs_fail(c, SSL_AD_CERTIFICATE_REQUIRED,
+                           SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE);
+    } else if (!cert_verify_peer_chain(c, c->peer_chain)) {
+        return HS_ERROR;
     }
-    return msg_consume(c, &whole) ? HS_CONTINUE : HS_ERROR;
+    if (!msg_consume(c, &whole))
+        return HS_ERROR;
+    enum server_state to =
+        c->peer_cert == NULL ? SS_READ_CLIENT_FINISHED : SS_READ_CLIENT_CERTIFICATE_VERIFY;
+    return next(c, to, HS_CONTINUE);
 }
 
+/* §4.4.3: the client proves its certificate's key. */
 static enum hs_wait do_read_client_certificate_verify(SSL *c)
 {
     enum hs_wait w = msg_read_certificate_verify(c);
-    if (w == HS_CONTINUE)
-        c->hs->state = SS_READ_CLIENT_FINISHED;
-    return w;
+    if (w != HS_CONTINUE)
+        return w;
+    return next(c, SS_READ_CLIENT_FINISHED, HS_CONTINUE);
 }
 
+/* §4.4.4: the client's Finished; then resumption_master_secret (§7.1) and tickets (§4.6.1). */
 static enum hs_wait do_read_client_finished(SSL *c)
 {
     struct hs *hs = c->hs;
     enum hs_wait w = msg_read_finished(c, &hs->client_hs);
     if (w != HS_CONTINUE)
         return w;
-    if (!hs_derive_resumption_secret(c) || !psk_server_write_tickets(c))
+    /* The client's Finished is read: anything after it is post-handshake, at 1-RTT. */
+    if (!set_state(c, SS_DONE) || !sec_derive_resumption(c) || !psk_server_write_tickets(c))
         return HS_ERROR;
     /*
      * SSL_new_session_ticket may ask for more tickets after the handshake (callbacks.c), so the
@@ -497,10 +544,10 @@ static enum hs_wait do_read_client_finished(SSL *c)
      */
     if (!c->tickets_allowed || (c->options & SSL_OP_NO_TICKET))
         secret_wipe(&c->resumption_secret);
-    hs->state = SS_DONE;
     return HS_DONE;
 }
 
+/* RFC 8446 Appendix A.2: the server state machine, one function per state. */
 enum hs_wait server_step(SSL *c)
 {
     switch ((enum server_state)c->hs->state) {
@@ -531,5 +578,5 @@ enum hs_wait server_step(SSL *c)
     case SS_DONE:
         return HS_DONE;
     }
-    return qtls_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_BAD_HANDSHAKE_STATE);
+    return hs_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_BAD_HANDSHAKE_STATE);
 }

@@ -429,7 +429,7 @@ static void wr_peer(struct wr *w, X509 *peer)
         int n = i2d_X509(peer, NULL);
         uint8_t *p = n > 0 ? wr_reserve(w, (size_t)n) : NULL;
         if (p == NULL || i2d_X509(peer, &p) != n)
-            w->failed = 1;
+            wr_fail(w);
     }
     wr_close_vec(w, at, 3);
 }
@@ -458,7 +458,7 @@ static int session_encodable(const SSL_SESSION *s)
 void session_encode(const SSL_SESSION *s, int with_ticket, struct wr *w)
 {
     if (!session_encodable(s)) {
-        w->failed = 1;
+        wr_fail(w);
         return;
     }
     wr_u16(w, SESSION_MAGIC);

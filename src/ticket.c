@@ -248,7 +248,7 @@ static int seal_builtin(SSL *c, const uint8_t *plain, size_t plain_len, struct w
     uint8_t nonce[GCM_NONCE_LEN];
     if (k == NULL || !keys_current(k, now_seconds(), key_lifetime(c->ctx), &key))
         return 0;
-    size_t start = out->len;
+    size_t start = wr_len(out);
     uint8_t *p = NULL;
     int ok = crypto_random(nonce, sizeof(nonce)) &&
              (p = wr_reserve(out, KEY_NAME_LEN + GCM_NONCE_LEN + plain_len + GCM_TAG_LEN)) != NULL;
@@ -260,10 +260,8 @@ static int seal_builtin(SSL *c, const uint8_t *plain, size_t plain_len, struct w
     } else if (p == NULL && !wr_ok(out)) {
         ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
     }
-    if (!ok && p != NULL) {
-        OPENSSL_cleanse(p, out->len - start);
-        out->len = start;
-    }
+    if (!ok && p != NULL)
+        wr_rewind(out, start);
     OPENSSL_cleanse(&key, sizeof(key));
     return ok;
 }
@@ -290,7 +288,7 @@ static int open_builtin(SSL *c, struct rd t, struct wr *plain)
         return SSL_TICKET_NO_DECRYPT;
 
     /* An empty ciphertext is valid (an empty plaintext); wr_reserve(0) may give no pointer. */
-    size_t start = plain->len;
+    size_t start = wr_len(plain);
     uint8_t spare[1];
     uint8_t *p = body.n > 0 ? wr_reserve(plain, body.n) : spare;
     int ret;
@@ -303,8 +301,7 @@ static int open_builtin(SSL *c, struct rd t, struct wr *plain)
               : r == 0 ? SSL_TICKET_NO_DECRYPT
                        : SSL_TICKET_FATAL_ERR_OTHER;
         if (r <= 0) {
-            OPENSSL_cleanse(p, body.n); /* unauthenticated plaintext never escapes */
-            plain->len = start;
+            wr_rewind(plain, start); /* unauthenticated plaintext never escapes */
         }
     }
     OPENSSL_cleanse(&key, sizeof(key));
@@ -337,7 +334,7 @@ static int seal_cb_write(const uint8_t *name, const uint8_t *iv, size_t iv_len, 
                          EVP_CIPHER_CTX *cc, EVP_MAC_CTX *hc, const uint8_t *plain,
                          size_t plain_len, struct wr *out)
 {
-    size_t start = out->len;
+    size_t start = wr_len(out);
     uint8_t *p =
         wr_reserve(out, KEY_NAME_LEN + iv_len + plain_len + EVP_MAX_BLOCK_LENGTH + mac_len);
     if (p == NULL) {
@@ -356,11 +353,10 @@ static int seal_cb_write(const uint8_t *name, const uint8_t *iv, size_t iv_len, 
          got == mac_len;
     if (!ok) {
         ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
-        OPENSSL_cleanse(p, out->len - start);
-        out->len = start;
+        wr_rewind(out, start);
         return 0;
     }
-    out->len = start + authed + mac_len;
+    wr_truncate(out, start + authed + mac_len); /* the padding room left unused */
     return 1;
 }
 
@@ -422,7 +418,7 @@ static int open_cb_checked(struct rd t, size_t iv_len, size_t mac_len, EVP_CIPHE
     ct = authed;
     if (!rd_bytes(&ct, KEY_NAME_LEN + iv_len, &skip) || ct.n > INT_MAX - EVP_MAX_BLOCK_LENGTH)
         return SSL_TICKET_NO_DECRYPT;
-    size_t start = plain->len;
+    size_t start = wr_len(plain);
     uint8_t *p = wr_reserve(plain, ct.n + EVP_MAX_BLOCK_LENGTH);
     if (p == NULL) {
         ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
@@ -436,12 +432,10 @@ static int open_cb_checked(struct rd t, size_t iv_len, size_t mac_len, EVP_CIPHE
         ret = SSL_TICKET_NO_DECRYPT; /* bad padding under a MAC that matched: a wrong key */
     }
     if (ret != SSL_TICKET_SUCCESS) {
-        OPENSSL_cleanse(p, plain->len - start);
-        plain->len = start;
+        wr_rewind(plain, start);
         return ret;
     }
-    OPENSSL_cleanse(p + n + fin, plain->len - start - (size_t)(n + fin));
-    plain->len = start + (size_t)(n + fin);
+    wr_rewind(plain, start + (size_t)(n + fin));
     return SSL_TICKET_SUCCESS;
 }
 

@@ -754,6 +754,46 @@ static void test_wr_reset_empties_clears_failure_and_keeps_memory(void **state)
     wr_free(&w);
 }
 
+static void test_wr_at_views_only_written_bytes(void **state)
+{
+    (void)state;
+    struct wr w;
+    wr_init(&w);
+    wr_bytes(&w, pattern, 10);
+    assert_int_equal(wr_len(&w), 10);
+    uint8_t *p = wr_at(&w, 4, 6);
+    assert_non_null(p);
+    assert_memory_equal(p, pattern + 4, 6);
+    p[0] = 0xaa; /* patched in place */
+    assert_int_equal(w.buf[4], 0xaa);
+    assert_non_null(wr_at(&w, 10, 0));
+    assert_null(wr_at(&w, 4, 7));
+    assert_null(wr_at(&w, 11, 0));
+    assert_null(wr_at(&w, 1, SIZE_MAX));
+    wr_fail(&w);
+    assert_false(wr_ok(&w));
+    assert_null(wr_at(&w, 0, 1)); /* a failed writer has no trustworthy bytes */
+    wr_free(&w);
+}
+
+static void test_wr_rewind_cleanses_what_it_drops(void **state)
+{
+    (void)state;
+    struct wr w;
+    wr_init(&w);
+    wr_bytes(&w, pattern + 1, 8);
+    uint8_t *mem = w.buf;
+    wr_rewind(&w, 3);
+    assert_int_equal(wr_len(&w), 3);
+    assert_memory_equal(mem, pattern + 1, 3);
+    for (size_t i = 3; i < 8; i++)
+        assert_int_equal(mem[i], 0);
+    wr_rewind(&w, 5); /* never grows */
+    assert_int_equal(wr_len(&w), 3);
+    assert_true(wr_ok(&w));
+    wr_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -787,6 +827,8 @@ int main(void)
         cmocka_unit_test(test_wr_consume_keeps_the_rest),
         cmocka_unit_test(test_wr_consume_in_steps_equals_one_consume),
         cmocka_unit_test(test_wr_reset_empties_clears_failure_and_keeps_memory),
+        cmocka_unit_test(test_wr_at_views_only_written_bytes),
+        cmocka_unit_test(test_wr_rewind_cleanses_what_it_drops),
     };
     return cmocka_run_group_tests(tests, setup_pattern, NULL);
 }
