@@ -97,7 +97,8 @@ static enum hs_wait do_send_client_hello(SSL *c)
         if (g == NULL)
             return hs_fail(c, SSL_AD_INTERNAL_ERROR,
                            c->n_groups > 0 ? SSL_R_NO_SUITABLE_GROUPS : SSL_R_NO_SHARED_GROUPS);
-        if (!crypto_random(c->client_random, sizeof(c->client_random)) || !make_key_share(c, g))
+        if (!crypto_random(c->client_random, sizeof(c->client_random)) ||
+            !crypto_random(hs->grease_seed, sizeof(hs->grease_seed)) || !make_key_share(c, g))
             return HS_ERROR;
     }
     if (!psk_client_prepare(c))
@@ -107,6 +108,8 @@ static enum hs_wait do_send_client_hello(SSL *c)
     wr_bytes(w, c->client_random, sizeof(c->client_random));
     wr_u8(w, 0);
     size_t suites = wr_open_vec(w, 2);
+    if (c->grease_enabled) /* RFC 8701 §3 */
+        wr_u16(w, grease_value(c, GREASE_CIPHER));
     for (size_t i = 0; i < c->n_suites; i++)
         wr_u16(w, c->suites[i]->tls_id);
     wr_close_vec(w, suites, 2);

@@ -108,12 +108,47 @@ static void write_transport_params(SSL *c, struct wr *w, enum ext_idx i, uint32_
 
 /* ---- ClientHello (client side) ---- */
 
+/* BoringSSL's API: off by default, as quictls. SSL_new copies the context's setting. */
+void SSL_CTX_set_grease_enabled(SSL_CTX *ctx, int enabled) { ctx->grease_enabled = enabled != 0; }
+
+void SSL_set_grease_enabled(SSL *ssl, int enabled) { ssl->grease_enabled = enabled != 0; }
+
+/*
+ * RFC 8701 §2: 0x0A0A, 0x1A1A, ... 0xFAFA, and for PSK modes 0x0B + 0x1F * n. Each field reads its
+ * own byte of the per-connection seed (BoringSSL's scheme), so values differ between connections
+ * and stay the same in the ClientHello that answers a HelloRetryRequest.
+ */
+uint16_t grease_value(const SSL *c, enum grease_idx i)
+{
+    const uint8_t *seed = c->hs->grease_seed;
+    if (i == GREASE_PSK_MODE)
+        return (uint16_t)(0x0B + 0x1F * (seed[i] % 8));
+    uint16_t v = (uint16_t)((seed[i] & 0xf0) | 0x0a);
+    v |= (uint16_t)(v << 8);
+    /* The two extensions must have distinct codepoints (§4.2: no type twice). */
+    if (i == GREASE_EXT2 && v == grease_value(c, GREASE_EXT1))
+        v ^= 0x1010;
+    return v;
+}
+
+/* §3: an empty GREASE extension and one with a one-byte body, as BoringSSL sends them. */
+static void write_grease_ext(SSL *c, struct wr *w, enum grease_idx i)
+{
+    wr_u16(w, grease_value(c, i));
+    size_t at = wr_open_vec(w, 2);
+    if (i == GREASE_EXT2)
+        wr_u8(w, 0);
+    wr_close_vec(w, at, 2);
+}
+
 int ext_write_client_hello_extensions(SSL *c, struct wr *w)
 {
     struct hs *hs = c->hs;
     uint32_t *off = &hs->offered;
     size_t at, inner;
     *off = 0;
+    if (c->grease_enabled)
+        write_grease_ext(c, w, GREASE_EXT1);
     if (c->hostname != NULL) {
         /* RFC 6066 §3: ServerNameList with one host_name entry */
         at = ext_open(w, EXT_SERVER_NAME, off);
@@ -129,6 +164,8 @@ int ext_write_client_hello_extensions(SSL *c, struct wr *w)
     ca_list_client_write(c, w, off);
     at = ext_open(w, EXT_SUPPORTED_GROUPS, off);
     inner = wr_open_vec(w, 2);
+    if (c->grease_enabled)
+        wr_u16(w, grease_value(c, GREASE_GROUP));
     for (size_t i = 0; i < c->n_groups; i++)
         if (seclevel_group_ok(c, c->groups[i])) /* seclevel.c: none below the level */
             wr_u16(w, c->groups[i]);
@@ -136,7 +173,7 @@ int ext_write_client_hello_extensions(SSL *c, struct wr *w)
     ext_close(w, at);
 
     at = ext_open(w, EXT_SIGNATURE_ALGORITHMS, off);
-    sigalgs_write(c, w); /* sigalgs.c: the configured list or the default */
+    sigalgs_write(c, w, c->grease_enabled ? grease_value(c, GREASE_SIGALG) : 0); /* sigalgs.c */
     ext_close(w, at);
 
     at = ext_open(w, EXT_ALPN, off);
@@ -145,8 +182,13 @@ int ext_write_client_hello_extensions(SSL *c, struct wr *w)
     wr_close_vec(w, inner, 2);
     ext_close(w, at);
 
+    if (c->grease_enabled) /* mid-list, never last: pre_shared_key must be (§4.2.11) */
+        write_grease_ext(c, w, GREASE_EXT2);
+
     at = ext_open(w, EXT_SUPPORTED_VERSIONS, off);
     inner = wr_open_vec(w, 1);
+    if (c->grease_enabled)
+        wr_u16(w, grease_value(c, GREASE_VERSION));
     wr_u16(w, TLS1_3_VERSION);
     wr_close_vec(w, inner, 1);
     ext_close(w, at);
@@ -154,12 +196,21 @@ int ext_write_client_hello_extensions(SSL *c, struct wr *w)
     /* psk_dhe_ke only: lets the server issue tickets (§4.2.9) */
     at = ext_open(w, EXT_PSK_KEY_EXCHANGE_MODES, off);
     inner = wr_open_vec(w, 1);
+    if (c->grease_enabled)
+        wr_u8(w, (uint8_t)grease_value(c, GREASE_PSK_MODE));
     wr_u8(w, 1);
     wr_close_vec(w, inner, 1);
     ext_close(w, at);
 
     at = ext_open(w, EXT_KEY_SHARE, off);
     inner = wr_open_vec(w, 2);
+    /* RFC 8701 §3.1: a one-byte share for the GREASE group; not after HelloRetryRequest, whose
+     * answer carries exactly the one share asked for (§4.2.8). */
+    if (c->grease_enabled && !hs->hrr_done) {
+        wr_u16(w, grease_value(c, GREASE_GROUP));
+        wr_u16(w, 1);
+        wr_u8(w, 0);
+    }
     wr_u16(w, hs->kex_group->id);
     size_t ke = wr_open_vec(w, 2);
     wr_bytes(w, hs->my_share, hs->my_share_len);

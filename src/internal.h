@@ -390,6 +390,7 @@ struct ssl_ctx_st {
     /* cert.c: SSL_CTX_set_cert_verify_callback, run instead of X509_verify_cert */
     int (*app_verify_cb)(X509_STORE_CTX *, void *);
     int reverify_on_resume; /* SSL_CTX_set_reverify_on_resume */
+    int grease_enabled;     /* SSL_CTX_set_grease_enabled (RFC 8701), copied by SSL_new */
     void *app_verify_arg;
     struct seclevel sec; /* seclevel.c, copied by SSL_new */
     struct dh_params dh; /* dh.c: stored only (TLS 1.2 DHE) */
@@ -496,6 +497,7 @@ struct ssl_st {
     uint8_t *peer_tp; /* the parameters kept, see quic.c */
     size_t peer_tp_len;
     int quic_tp_version;      /* 0, 0x39 or 0xffa5 */
+    int grease_enabled;       /* SSL_set_grease_enabled: the client GREASEs its ClientHello */
     int peer_tp_version;      /* codepoint the kept parameters came in, -1 none */
     OSSL_ENCRYPTION_LEVEL read_level, write_level;
     OSSL_ENCRYPTION_LEVEL last_provided_level;
@@ -751,6 +753,7 @@ struct hs {
     EVP_PKEY *kex_key;
     const struct group *kex_group;
     int hrr_done;
+    uint8_t grease_seed[8]; /* client: RFC 8701 values, one seed for both ClientHellos */
 
     /* Client */
     uint32_t offered;     /* extensions the client sent, bit per enum ext_idx */
@@ -938,6 +941,17 @@ int custom_ext_claims(const SSL *c, uint16_t type);
 
 /* The client's ALPN / transport-parameter and server's selection rules (extensions.c). */
 QTLS_MUST_CHECK int ext_write_client_hello_extensions(SSL *c, struct wr *w);
+/* RFC 8701: the client's GREASE values, one per field (indexes into hs->grease_seed). */
+enum grease_idx {
+    GREASE_CIPHER,
+    GREASE_GROUP,
+    GREASE_EXT1,
+    GREASE_EXT2,
+    GREASE_VERSION,
+    GREASE_PSK_MODE,
+    GREASE_SIGALG,
+};
+uint16_t grease_value(const SSL *c, enum grease_idx i);
 QTLS_MUST_CHECK int ext_process_encrypted_extensions(SSL *c, const struct ext_set *e);
 QTLS_MUST_CHECK int ext_process_client_hello(SSL *c, const struct ext_set *e);
 QTLS_MUST_CHECK int ext_write_encrypted_extensions(SSL *c, struct wr *w);
@@ -971,7 +985,7 @@ long sigalgs_ctrl(struct sigalg_list *sigalgs, struct sigalg_list *client_sigalg
 long sigalgs_get_ctrl(SSL *s, int cmd, long larg, void *parg, int *handled);
 void sigalgs_sent(const SSL *c, const uint16_t **ids, size_t *n);
 /* Writes the list we send as a SignatureSchemeList. */
-void sigalgs_write(const SSL *c, struct wr *w);
+void sigalgs_write(const SSL *c, struct wr *w, uint16_t grease);
 /* Is this scheme acceptable in the peer's CertificateVerify / one we may sign with? */
 int sigalgs_we_accept(const SSL *c, uint16_t id);
 int sigalgs_we_sign_with(const SSL *c, uint16_t id);

@@ -455,7 +455,7 @@ static enum hs_wait do_send_certificate_request(SSL *c)
     size_t exts = wr_open_vec(w, 2);
     wr_u16(w, ext_codepoint(EXT_SIGNATURE_ALGORITHMS));
     size_t body = wr_open_vec(w, 2);
-    sigalgs_write(c, w); /* client_sigalgs, else sigalgs, else the default (sigalgs.c) */
+    sigalgs_write(c, w, 0); /* client_sigalgs, else sigalgs, else the default (sigalgs.c) */
     wr_close_vec(w, body, 2);
     ca_list_server_write(c, w);
     wr_close_vec(w, exts, 2);

@@ -200,12 +200,14 @@ int sigalgs_we_sign_with(const SSL *c, uint16_t id)
     return in_list(ids, n, id);
 }
 
-void sigalgs_write(const SSL *c, struct wr *w)
+void sigalgs_write(const SSL *c, struct wr *w, uint16_t grease)
 {
     const uint16_t *ids;
     size_t n;
     sigalgs_sent(c, &ids, &n);
     size_t list = wr_open_vec(w, 2);
+    if (grease != 0) /* RFC 8701: a GREASE value first, nonzero only when enabled */
+        wr_u16(w, grease);
     for (size_t i = 0; i < n; i++)
         wr_u16(w, ids[i]);
     wr_close_vec(w, list, 2);

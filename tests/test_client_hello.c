@@ -29,7 +29,72 @@ struct seen {
     int has_aes128;
     int *exts;
     size_t n_exts;
+    /* RFC 8701: the GREASE value found in each field (0 none), in enum gfield order. */
+    uint16_t grease[8], first_grease[8]; /* first_grease: the first ClientHello's */
+    int grease_first_cipher, grease_ext_empty, grease_ext_one_byte, grease_ext_last;
 };
+
+enum gfield { G_CIPHER, G_GROUP, G_SHARE, G_SIGALG, G_VERSION, G_PSK_MODE, G_EXT1, G_EXT2 };
+
+static int is_grease(unsigned v) { return (v & 0x0f0f) == 0x0a0a && (v >> 8) == (v & 0xff); }
+
+/* The first GREASE value of a list of `width`-byte items after a `len`-byte length. */
+static uint16_t grease_in(SSL *s, int type, size_t len, size_t width)
+{
+    const unsigned char *p;
+    size_t n;
+    if (!SSL_client_hello_get0_ext(s, (unsigned)type, &p, &n) || n < len)
+        return 0;
+    for (size_t i = len; i + width <= n; i += width) {
+        unsigned v = width == 2 ? (unsigned)p[i] << 8 | p[i + 1] : p[i];
+        if (width == 2 ? is_grease(v) : (v >= 0x0b && (v - 0x0b) % 0x1f == 0))
+            return (uint16_t)v;
+    }
+    return 0;
+}
+
+/* RFC 8701 §3.1: a key_share entry for a GREASE group, its body one byte. */
+static uint16_t grease_share(SSL *s)
+{
+    const unsigned char *p;
+    size_t n;
+    if (!SSL_client_hello_get0_ext(s, TLSEXT_TYPE_key_share, &p, &n) || n < 2)
+        return 0;
+    for (size_t i = 2; i + 4 <= n;) {
+        unsigned g = (unsigned)p[i] << 8 | p[i + 1], len = (unsigned)p[i + 2] << 8 | p[i + 3];
+        if (is_grease(g) && len == 1)
+            return (uint16_t)g;
+        i += 4 + len;
+    }
+    return 0;
+}
+
+static void read_grease(SSL *s, struct seen *seen)
+{
+    const unsigned char *p, *body;
+    size_t n = SSL_client_hello_get0_ciphers(s, &p), blen;
+    memset(seen->grease, 0, sizeof(seen->grease));
+    seen->grease_first_cipher = n >= 2 && is_grease((unsigned)p[0] << 8 | p[1]);
+    for (size_t i = 0; i + 1 < n; i += 2)
+        if (seen->grease[G_CIPHER] == 0 && is_grease((unsigned)p[i] << 8 | p[i + 1]))
+            seen->grease[G_CIPHER] = (uint16_t)(p[i] << 8 | p[i + 1]);
+    seen->grease[G_GROUP] = grease_in(s, TLSEXT_TYPE_supported_groups, 2, 2);
+    seen->grease[G_SHARE] = grease_share(s);
+    seen->grease[G_SIGALG] = grease_in(s, TLSEXT_TYPE_signature_algorithms, 2, 2);
+    seen->grease[G_VERSION] = grease_in(s, TLSEXT_TYPE_supported_versions, 1, 2);
+    seen->grease[G_PSK_MODE] = grease_in(s, TLSEXT_TYPE_psk_kex_modes, 1, 1);
+    seen->grease_ext_empty = seen->grease_ext_one_byte = seen->grease_ext_last = 0;
+    for (size_t i = 0; i < seen->n_exts; i++) {
+        if (!is_grease((unsigned)seen->exts[i]))
+            continue;
+        seen->grease[seen->grease[G_EXT1] == 0 ? G_EXT1 : G_EXT2] = (uint16_t)seen->exts[i];
+        seen->grease_ext_last |= i + 1 == seen->n_exts;
+        if (SSL_client_hello_get0_ext(s, (unsigned)seen->exts[i], &body, &blen)) {
+            seen->grease_ext_empty += blen == 0;
+            seen->grease_ext_one_byte += blen == 1;
+        }
+    }
+}
 
 
 /* The host_name of a server_name extension body (RFC 6066 §3), as HAProxy parses it. */
@@ -64,6 +129,9 @@ static int hello_cb(SSL *s, int *al, void *arg)
     if (!SSL_client_hello_get1_extensions_present(s, &seen->exts, &seen->n_exts))
         return SSL_CLIENT_HELLO_ERROR;
     read_sni(s, seen);
+    read_grease(s, seen);
+    if (seen->calls == 1)
+        memcpy(seen->first_grease, seen->grease, sizeof(seen->grease));
     if (seen->retries > 0) {
         seen->retries--;
         return SSL_CLIENT_HELLO_RETRY;
@@ -229,6 +297,69 @@ static void callback_runs_on_both_client_hellos(void **state)
     assert_int_equal(SSL_get_negotiated_group(f->p.server.ssl), NID_X9_62_prime256v1);
 }
 
+/* Off by default (quictls): no GREASE anywhere. */
+static void no_grease_by_default(void **state)
+{
+    struct fixture *f = *state;
+    assert_true(start(f, "localhost"));
+    assert_true(mock_handshake(&f->p, 0));
+    for (size_t i = 0; i < sizeof(f->seen.grease) / sizeof(f->seen.grease[0]); i++)
+        assert_int_equal(f->seen.grease[i], 0);
+}
+
+static void assert_grease_everywhere(const struct seen *seen)
+{
+    for (size_t i = 0; i < sizeof(seen->grease) / sizeof(seen->grease[0]); i++)
+        assert_int_not_equal(seen->grease[i], 0);
+    assert_true(seen->grease_first_cipher);
+    assert_int_equal(seen->grease[G_SHARE], seen->grease[G_GROUP]);
+    assert_int_not_equal(seen->grease[G_EXT1], seen->grease[G_EXT2]);
+    assert_int_equal(seen->grease_ext_empty, 1);
+    assert_int_equal(seen->grease_ext_one_byte, 1);
+    assert_false(seen->grease_ext_last);
+}
+
+/* RFC 8701 §3: enabled, every field carries GREASE, and a qtls server ignores it all. */
+static void grease_in_every_field_and_server_ignores_it(void **state)
+{
+    struct fixture *f = *state;
+    SSL_CTX_set_grease_enabled(f->cctx, 1);
+    assert_true(start(f, "localhost"));
+    assert_true(mock_handshake(&f->p, 0));
+    assert_grease_everywhere(&f->seen);
+    assert_non_null(SSL_get_current_cipher(f->p.client.ssl));
+}
+
+/* SSL_set_grease_enabled overrides the context's setting for one connection. */
+static void grease_per_connection(void **state)
+{
+    struct fixture *f = *state;
+    assert_true(start(f, NULL));
+    SSL_set_grease_enabled(f->p.client.ssl, 1);
+    assert_true(mock_handshake(&f->p, 0));
+    assert_grease_everywhere(&f->seen);
+}
+
+/* After HelloRetryRequest the same values again (the seed is kept), bar the key share. */
+static void grease_survives_hello_retry_request(void **state)
+{
+    struct fixture *f = *state;
+    SSL_CTX_set_grease_enabled(f->cctx, 1);
+    assert_int_equal(SSL_CTX_set1_groups_list(f->sctx, "P-256"), 1);
+    assert_int_equal(SSL_CTX_set1_groups_list(f->cctx, "X25519:P-256"), 1);
+    assert_true(start(f, NULL));
+    assert_true(mock_handshake(&f->p, 0));
+    assert_int_equal(f->seen.calls, 2);
+    assert_int_equal(SSL_get_negotiated_group(f->p.server.ssl), NID_X9_62_prime256v1);
+    for (int i = 0; i < 8; i++) {
+        assert_int_not_equal(f->seen.first_grease[i], 0);
+        if (i == G_SHARE) /* §4.2.8: the second carries only the share asked for */
+            assert_int_equal(f->seen.grease[i], 0);
+        else
+            assert_int_equal(f->seen.grease[i], f->seen.first_grease[i]);
+    }
+}
+
 static int peer_key_type(SSL *client)
 {
     X509 *peer = SSL_get1_peer_certificate(client);
@@ -355,6 +486,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(early_data_limit_stays_unless_the_virtual_host_sets_one,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(connection_settings_survive_the_switch, setup, teardown),
+        cmocka_unit_test_setup_teardown(no_grease_by_default, setup, teardown),
+        cmocka_unit_test_setup_teardown(grease_in_every_field_and_server_ignores_it, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(grease_per_connection, setup, teardown),
+        cmocka_unit_test_setup_teardown(grease_survives_hello_retry_request, setup, teardown),
     };
     return cmocka_run_group_tests_name("client_hello", tests, NULL, NULL);
 }
