@@ -721,6 +721,14 @@ static void sh_share_zero(struct hello *h)
     sh_set_key_share(h, 0x001d, zero, sizeof(zero));
 }
 static void sh_share_short(struct hello *h) { sh_set_key_share(h, 0x001d, x25519_pub, 31); }
+/* RFC 8701 §3: a server that selects a GREASE value (any of them: none is really offered). */
+static void sh_share_grease(struct hello *h)
+{
+    sh_set_key_share(h, 0x0a0a, x25519_pub, sizeof(x25519_pub));
+}
+static void sh_suite_grease(struct hello *h) { h->suites[0] = 0x0a, h->suites[1] = 0x0a; }
+static void sh_version_grease(struct hello *h) { ext_set(&h->x, X_VERSIONS, "\x0a\x0a", 2); }
+static void hrr_select_grease(struct hello *h) { ext_set(&h->x, X_KEY_SHARE, "\x0a\x0a", 2); }
 /* HelloRetryRequest key_share: just the selected group (§4.2.8). */
 static void hrr_select_x25519(struct hello *h) { ext_set(&h->x, X_KEY_SHARE, "\x00\x1d", 2); }
 static void hrr_select_x448(struct hello *h) { ext_set(&h->x, X_KEY_SHARE, "\x00\x1e", 2); }
@@ -964,6 +972,12 @@ static void cfg_hrr(struct fixture *f)
 {
     assert_int_equal(SSL_set1_groups_list(f->p.client.ssl, "X25519:P-384"), 1);
     assert_int_equal(SSL_set1_groups_list(f->p.server.ssl, "P-384"), 1);
+}
+static void cfg_grease(struct fixture *f) { SSL_set_grease_enabled(f->p.client.ssl, 1); }
+static void cfg_hrr_grease(struct fixture *f)
+{
+    cfg_hrr(f);
+    cfg_grease(f);
 }
 static void cfg_verify_peer(struct fixture *f)
 {
@@ -1666,6 +1680,18 @@ static const struct neg_case cases[] = {
     /* RFC 8446 §4.2.8: the HRR group must be offered and not already have a share */
     {ROW("hello_retry_request_for_the_group_already_shared_is_illegal_parameter", PUMP),
      .config = cfg_hrr, HELLO(1, SH_, hrr_select_x25519),
+     EXPECT(SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE)},
+    /* RFC 8701 §3: a GREASEing client refuses a server that selects a GREASE value */
+    {ROW("server_hello_with_a_grease_group_is_illegal_parameter", PUMP), .config = cfg_grease,
+     HELLO(1, SH_, sh_share_grease), EXPECT(SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE)},
+    {ROW("server_hello_with_a_grease_suite_is_illegal_parameter", PUMP), .config = cfg_grease,
+     HELLO(1, SH_, sh_suite_grease),
+     EXPECT(SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CIPHER_RETURNED)},
+    {ROW("server_hello_with_a_grease_version_is_illegal_parameter", PUMP), .config = cfg_grease,
+     HELLO(1, SH_, sh_version_grease),
+     EXPECT(SSL_AD_ILLEGAL_PARAMETER, SSL_R_UNSUPPORTED_PROTOCOL)},
+    {ROW("hello_retry_request_for_a_grease_group_is_illegal_parameter", PUMP),
+     .config = cfg_hrr_grease, HELLO(1, SH_, hrr_select_grease),
      EXPECT(SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE)},
     /* RFC 8446 §4.2.8: HRR's group must be in supported_groups */
     {ROW("hello_retry_request_for_a_group_not_offered_is_illegal_parameter", PUMP),
