@@ -127,6 +127,7 @@ struct interop_case {
     int expect_early[3]; /* per connection: what becomes of 0-RTT (enum early) */
     int gnutls_default_max_early; /* the GnuTLS server leaves max_early_data_size at 16384 */
     int keep_latest_session;      /* resume with the newest ticket, not the first connection's */
+    int grease;                   /* the qtls client GREASEs (SSL_CTX_set_grease_enabled) */
     const char *note;             /* what GnuTLS does differently here, printed when it runs */
     void (*test)(void **state);
 };
@@ -615,6 +616,7 @@ static int qtls_side_init(struct interop *t)
         if (SSL_CTX_set1_groups_list(t->ctx, grp) != 1)
             return fail_setup(t, "SSL_CTX_set1_groups_list", 0);
         if (!c->qtls_is_server) {
+            SSL_CTX_set_grease_enabled(t->ctx, c->grease);
             SSL_CTX_set_verify(t->ctx, SSL_VERIFY_PEER, NULL);
             SSL_CTX_set_session_cache_mode(t->ctx,
                                            SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL);
@@ -1756,6 +1758,27 @@ static void build_cases(struct CMUnitTest *tests)
         snprintf(c->name, sizeof(c->name), "%s_resume_after_a_hello_retry_request",
                  pair_name(dir));
     }
+
+    /*
+     * GREASE (RFC 8701): the GnuTLS server ignores the qtls client's GREASE suite, group and
+     * key share, sigalg, version, PSK mode and extensions; after a HelloRetryRequest (the
+     * same values again) and on resumption with 0-RTT (psk_key_exchange_modes matters there).
+     */
+    c = add_case(0, 0, G_X25519, "ecdsa256");
+    c->grease = 1;
+    snprintf(c->name, sizeof(c->name), "qtls_client_with_grease_and_gnutls_server");
+    c = add_case(0, 0, G_P384, "ecdsa256");
+    c->grease = 1;
+    c->qtls_client_groups = "X25519:P-384";
+    c->expect_hrr = 1;
+    snprintf(c->name, sizeof(c->name), "qtls_client_with_grease_meets_a_gnutls_hello_retry_request");
+    c = add_case(0, 0, G_X25519, "ecdsa256");
+    c->grease = 1;
+    c->gnutls_server_tickets = 1;
+    c->resumptions = 1;
+    c->early_tickets = c->client_early = c->server_early = 1;
+    c->expect_early[1] = EARLY_ACCEPTED;
+    snprintf(c->name, sizeof(c->name), "qtls_client_with_grease_resumes_with_0rtt_from_gnutls");
 
     /*
      * 0-RTT offered, then a HelloRetryRequest, which GnuTLS 3.7.9 cannot do in
