@@ -190,6 +190,17 @@ static void zero_rtt_is_accepted_with_equal_early_secrets(void **state)
     assert_int_equal(SSL_get_early_data_reason(sv->ssl), ssl_early_data_accepted);
 }
 
+/* RFC 8701: a qtls server ignores the GREASE PSK mode (and the rest) and resumes with 0-RTT. */
+static void grease_client_resumes_with_zero_rtt(void **state)
+{
+    struct fixture *f = *state;
+    SSL_CTX_set_grease_enabled(f->cctx, 1);
+    SSL_SESSION *s = first_handshake(f);
+    assert_true(resume(f, s, 1));
+    assert_int_equal(SSL_session_reused(f->p.client.ssl), 1);
+    assert_int_equal(SSL_get_early_data_status(f->p.server.ssl), SSL_EARLY_DATA_ACCEPTED);
+}
+
 static void zero_rtt_ticket_is_single_use(void **state)
 {
     struct fixture *f = *state;
@@ -755,6 +766,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(server_sends_two_tickets_and_client_delivers_each, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(num_tickets_is_honoured, setup, teardown),
+        cmocka_unit_test_setup_teardown(grease_client_resumes_with_zero_rtt, setup, teardown),
         cmocka_unit_test_setup_teardown(server_keeps_the_resumption_secret_only_while_tickets_may_follow,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(resumed_handshake_skips_certificates, setup, teardown),
