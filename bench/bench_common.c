@@ -208,18 +208,20 @@ static int selftest(const struct bench_lib *lib)
 
 static void usage(const char *prog)
 {
-    fprintf(stderr, "usage: %s [-d CERTDIR] (-t | -n N [-w W] | -c N | -m M)\n", prog);
+    fprintf(stderr, "usage: %s [-d CERTDIR] [-s full|resume|early|hrr] (-t | -n N [-w W] | -c N | -m M)\n",
+            prog);
     exit(2);
 }
 
 int bench_main(int argc, char **argv, const struct bench_lib *lib)
 {
-    const char *certdir = "build/bench";
+    const char *certdir = "build/bench", *scen = "full";
     long n = 2000, warm = 20, cg = 0, heap = 0;
     int test = 0, opt;
-    while ((opt = getopt(argc, argv, "d:tn:w:c:m:")) != -1) {
+    while ((opt = getopt(argc, argv, "d:s:tn:w:c:m:")) != -1) {
         switch (opt) {
         case 'd': certdir = optarg; break;
+        case 's': scen = optarg; break;
         case 't': test = 1; break;
         case 'n': n = atol(optarg); break;
         case 'w': warm = atol(optarg); break;
@@ -233,6 +235,18 @@ int bench_main(int argc, char **argv, const struct bench_lib *lib)
     if (!lib->init(certdir)) {
         fprintf(stderr, "FAIL %s: set-up failed: %s\n", lib->name, fail_log);
         return 1;
+    }
+    static char name[64];
+    static struct bench_lib named;
+    if (strcmp(scen, "full") != 0) {
+        if (lib->scenario == NULL || !lib->scenario(scen)) {
+            fprintf(stderr, "FAIL %s: scenario %s not available: %s\n", lib->name, scen, fail_log);
+            return 3;
+        }
+        named = *lib;
+        snprintf(name, sizeof(name), "%s/%s", lib->name, scen);
+        named.name = name;
+        lib = &named;
     }
     int rc = 0;
     if (test) {

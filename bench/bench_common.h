@@ -14,6 +14,9 @@
  *   -m M        heap: M established pairs kept alive; prints "HEAP ..."
  *               lines (needs libheapcount.so preloaded for the exact figures)
  *   -d DIR      where cert.pem, key.pem and other.pem are (default build/bench)
+ *   -s SCEN     the handshake to measure: full (default), resume, early (resumed +
+ *               0-RTT accepted), hrr (HelloRetryRequest); the printed name becomes
+ *               <lib>/<SCEN>. The negative cases of -t always use the full handshake.
  */
 #ifndef QTLS_BENCH_COMMON_H
 #define QTLS_BENCH_COMMON_H
@@ -61,6 +64,11 @@ struct bench_lib {
     void (*pair_free_client)(void *pair);
     void (*pair_free_server)(void *pair);
     void (*pair_release)(void *pair); /* the bookkeeping itself */
+    /*
+     * Selects what handshake() measures (after init): "resume", "early" or "hrr".
+     * 1 if the library's harness can do it. NULL: only the full handshake.
+     */
+    int (*scenario)(const char *name);
     /* Frees what init created. */
     void (*fini)(void);
 };

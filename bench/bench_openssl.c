@@ -28,9 +28,17 @@ struct oconn {
 
 struct opair {
     struct oconn c, s;
+    int client_hellos; /* counted on the HRR client only: 2 after a HelloRetryRequest */
 };
 
 static SSL_CTX *cctx, *cctx_wrong_ca, *sctx;
+/* -s resume: contexts with one (stateless) ticket per handshake; -s hrr: a client keying P-256 first */
+static SSL_CTX *cctx_t, *sctx_t, *cctx_hrr;
+static enum { FULL, RESUME, HRR } scen;
+/* The client's session store ("on disk"): the last ticket, as i2d_SSL_SESSION wrote it. */
+static uint8_t stored[4096];
+static size_t stored_len;
+static int got_ticket;
 static struct opair one;
 static int release_buffers;
 
@@ -97,21 +105,82 @@ static SSL_CTX *client_ctx(const char *anchor)
     return ctx;
 }
 
+static SSL_CTX *server_ctx(const char *dir)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    if (ctx == NULL || !common_ctx(ctx) ||
+        SSL_CTX_use_certificate_chain_file(ctx, bench_path(dir, "cert.pem")) != 1 ||
+        SSL_CTX_use_PrivateKey_file(ctx, bench_path(dir, "key.pem"), SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_set_num_tickets(ctx, 0) != 1) {
+        bench_fail("server context");
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    SSL_CTX_set_alpn_select_cb(ctx, select_alpn, NULL);
+    return ctx;
+}
+
+static const char *certdir;
+
 static int init(const char *dir)
 {
     const char *rb = getenv("BENCH_OPENSSL_RELEASE_BUFFERS");
     release_buffers = rb != NULL && strcmp(rb, "1") == 0;
+    certdir = dir;
     cctx = client_ctx(bench_path(dir, "cert.pem"));
     cctx_wrong_ca = client_ctx(bench_path(dir, "other.pem"));
-    sctx = SSL_CTX_new(TLS_server_method());
-    if (cctx == NULL || cctx_wrong_ca == NULL || sctx == NULL || !common_ctx(sctx) ||
-        SSL_CTX_use_certificate_chain_file(sctx, bench_path(dir, "cert.pem")) != 1 ||
-        SSL_CTX_use_PrivateKey_file(sctx, bench_path(dir, "key.pem"), SSL_FILETYPE_PEM) != 1 ||
-        SSL_CTX_set_num_tickets(sctx, 0) != 1) {
-        bench_fail("server context");
-        return 0;
+    sctx = server_ctx(dir);
+    return cctx != NULL && cctx_wrong_ca != NULL && sctx != NULL;
+}
+
+/* The client stores every ticket it gets, as a client keeping sessions on disk does. */
+static int new_session(SSL *ssl, SSL_SESSION *sess)
+{
+    unsigned char *p = stored;
+    int len = i2d_SSL_SESSION(sess, NULL);
+    if (len > 0 && (size_t)len <= sizeof(stored) && i2d_SSL_SESSION(sess, &p) == len) {
+        stored_len = (size_t)len;
+        got_ticket++;
     }
-    SSL_CTX_set_alpn_select_cb(sctx, select_alpn, NULL);
+    return 0; /* the reference stays with the caller */
+}
+
+static void count_hellos(int write_p, int version, int content_type, const void *buf, size_t len,
+                         SSL *ssl, void *arg)
+{
+    struct opair *p = arg;
+    if (write_p && content_type == SSL3_RT_HANDSHAKE && len > 0 &&
+        ((const uint8_t *)buf)[0] == SSL3_MT_CLIENT_HELLO)
+        p->client_hellos++;
+}
+
+static int scenario(const char *name)
+{
+    if (strcmp(name, "hrr") == 0) {
+        /* The client's first key share is P-256, which the server (X25519 only) does not take. */
+        scen = HRR;
+        cctx_hrr = client_ctx(bench_path(certdir, "cert.pem"));
+        if (cctx_hrr == NULL)
+            return 0;
+        SSL_CTX_set_msg_callback(cctx_hrr, count_hellos);
+        SSL_CTX_set_msg_callback_arg(cctx_hrr, &one);
+        return SSL_CTX_set1_groups_list(cctx_hrr, "P-256:X25519") == 1;
+    }
+    if (strcmp(name, "early") == 0)
+        bench_fail("this harness is TLS over a BIO pair, and OpenSSL 3.0 libssl has no QUIC API "
+                   "(no QUIC 0-RTT)");
+    if (strcmp(name, "resume") != 0)
+        return 0;
+    scen = RESUME;
+    cctx_t = client_ctx(bench_path(certdir, "cert.pem"));
+    sctx_t = server_ctx(certdir);
+    if (cctx_t == NULL || sctx_t == NULL || SSL_CTX_set_num_tickets(sctx_t, 1) != 1)
+        return 0;
+    SSL_CTX_clear_options(cctx_t, SSL_OP_NO_TICKET);
+    SSL_CTX_clear_options(sctx_t, SSL_OP_NO_TICKET);
+    SSL_CTX_set_session_cache_mode(cctx_t,
+                                   SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+    SSL_CTX_sess_set_new_cb(cctx_t, new_session);
     return 1;
 }
 
@@ -120,13 +189,16 @@ static void fini(void)
     SSL_CTX_free(cctx);
     SSL_CTX_free(cctx_wrong_ca);
     SSL_CTX_free(sctx);
+    SSL_CTX_free(cctx_t);
+    SSL_CTX_free(sctx_t);
+    SSL_CTX_free(cctx_hrr);
 }
 
-static int pair_new(struct opair *p, SSL_CTX *client_ctx_, const char *host)
+static int pair_new(struct opair *p, SSL_CTX *client_ctx_, SSL_CTX *server_ctx_, const char *host)
 {
     memset(p, 0, sizeof(*p));
     p->c.ssl = SSL_new(client_ctx_);
-    p->s.ssl = SSL_new(sctx);
+    p->s.ssl = SSL_new(server_ctx_);
     BIO *bc = NULL, *bs = NULL;
     if (p->c.ssl == NULL || p->s.ssl == NULL || BIO_new_bio_pair(&bc, 0, &bs, 0) != 1)
         return 0;
@@ -188,8 +260,11 @@ static int check(struct opair *p)
     CHECK(sc != NULL && SSL_CIPHER_get_id(sc) == 0x03001301);
     CHECK(SSL_get_negotiated_group(c) == NID_X25519);
     CHECK(SSL_get_negotiated_group(s) == NID_X25519);
-    CHECK(SSL_get_peer_signature_type_nid(c, &sig_type) == 1 && sig_type == EVP_PKEY_EC);
-    CHECK(SSL_get_peer_signature_nid(c, &sig_md) == 1 && sig_md == NID_sha256);
+    /* A resumed handshake has no CertificateVerify, so no signature. */
+    CHECK(SSL_session_reused(c) ||
+          (SSL_get_peer_signature_type_nid(c, &sig_type) == 1 && sig_type == EVP_PKEY_EC));
+    CHECK(SSL_session_reused(c) ||
+          (SSL_get_peer_signature_nid(c, &sig_md) == 1 && sig_md == NID_sha256));
     CHECK(alpn_is_h3(c) && alpn_is_h3(s));
     CHECK(p->c.peer_tp_len == BENCH_TP_LEN &&
           memcmp(p->c.peer_tp, bench_server_tp, BENCH_TP_LEN) == 0);
@@ -199,6 +274,7 @@ static int check(struct opair *p)
     CHECK(sni != NULL && strcmp(sni, BENCH_HOST) == 0);
     /* No NewSessionTicket: nothing is left in flight towards the client. */
     CHECK(BIO_ctrl_pending(SSL_get_rbio(c)) == 0);
+    CHECK(scen != HRR || p->client_hellos == 2);
 #undef CHECK
     return ok;
 }
@@ -210,9 +286,49 @@ static void pair_free(struct opair *p)
     p->c.ssl = p->s.ssl = NULL;
 }
 
+/*
+ * -s resume: the client restores the last stored ticket (d2i_SSL_SESSION + SSL_set_session),
+ * psk_dhe_ke, the server issues one ticket, the client reads it (SSL_read) and stores it for
+ * the next connection. The first call, with nothing stored, is a full handshake.
+ */
+static int handshake_resumed(void)
+{
+    SSL_SESSION *sess = NULL;
+    int resumed = stored_len > 0;
+    if (resumed) {
+        const unsigned char *der = stored;
+        sess = d2i_SSL_SESSION(NULL, &der, (long)stored_len);
+    }
+    got_ticket = 0;
+    int ok = (sess != NULL || !resumed) && pair_new(&one, cctx_t, sctx_t, BENCH_HOST) &&
+             (sess == NULL || SSL_set_session(one.c.ssl, sess) == 1);
+    SSL_SESSION_free(sess);
+    unsigned char byte;
+    int r = 0;
+    ok = ok && run(&one) && (r = SSL_read(one.c.ssl, &byte, 1)) <= 0 &&
+         SSL_get_error(one.c.ssl, r) == SSL_ERROR_WANT_READ;
+    if (!ok) {
+        char err[256] = "";
+        ERR_error_string_n(ERR_peek_error(), err, sizeof(err));
+        bench_fail("resumed handshake did not complete: %s", err);
+        ERR_clear_error();
+    }
+    ok = ok && check(&one);
+    if (ok && (got_ticket != 1 || SSL_session_reused(one.c.ssl) != resumed ||
+               SSL_session_reused(one.s.ssl) != resumed)) {
+        bench_fail("tickets %d, reused %d/%d", got_ticket, SSL_session_reused(one.c.ssl),
+                   SSL_session_reused(one.s.ssl));
+        ok = 0;
+    }
+    pair_free(&one);
+    return ok;
+}
+
 static int handshake(void)
 {
-    int ok = pair_new(&one, cctx, BENCH_HOST) && run(&one);
+    if (scen == RESUME)
+        return handshake_resumed();
+    int ok = pair_new(&one, scen == HRR ? cctx_hrr : cctx, sctx, BENCH_HOST) && run(&one);
     if (!ok) {
         char err[256] = "";
         ERR_error_string_n(ERR_peek_error(), err, sizeof(err));
@@ -226,7 +342,7 @@ static int handshake(void)
 
 static int handshake_neg(enum bench_neg neg)
 {
-    int ok = pair_new(&one, neg == BENCH_WRONG_CA ? cctx_wrong_ca : cctx,
+    int ok = pair_new(&one, neg == BENCH_WRONG_CA ? cctx_wrong_ca : cctx, sctx,
                       neg == BENCH_WRONG_HOST ? "wrong.example" : BENCH_HOST) &&
              run(&one);
     if (!ok)
@@ -242,7 +358,7 @@ static void *pair_alloc(void) { return calloc(1, sizeof(struct opair)); }
 static int pair_establish(void *v)
 {
     struct opair *p = v;
-    if (!(pair_new(p, cctx, BENCH_HOST) && run(p) && check(p)))
+    if (!(pair_new(p, cctx, sctx, BENCH_HOST) && run(p) && check(p)))
         return 0;
     /* Only TLS state is counted: the BIO pair (the "transport") goes. */
     SSL_set_bio(p->c.ssl, NULL, NULL);
@@ -277,6 +393,7 @@ int main(int argc, char **argv)
         .pair_free_client = pair_free_client,
         .pair_free_server = pair_free_server,
         .pair_release = free,
+        .scenario = scenario,
         .fini = fini,
     };
     if (rb != NULL && strcmp(rb, "1") == 0)

@@ -29,9 +29,17 @@ struct qside {
 
 struct qpair {
     struct qside c, s;
+    int client_hellos; /* 2 after a HelloRetryRequest */
 };
 
 static SSL_CTX *cctx, *cctx_wrong_ca, *sctx;
+/* -s resume / early: contexts with one ticket per handshake; -s hrr: a client keying P-256 first */
+static SSL_CTX *cctx_t, *sctx_t, *cctx_hrr;
+static enum { FULL, RESUME, EARLY, HRR } scen;
+/* The client's session store ("on disk"): the last ticket, as i2d_SSL_SESSION wrote it. */
+static uint8_t stored[4096];
+static size_t stored_len;
+static int got_ticket;
 static struct qpair one; /* the timed handshakes reuse one transport */
 
 static int set_secrets(SSL *ssl, OSSL_ENCRYPTION_LEVEL level, const uint8_t *rs,
@@ -113,19 +121,65 @@ static SSL_CTX *client_ctx(const char *anchor)
     return ctx;
 }
 
+static SSL_CTX *server_ctx(const char *dir)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    if (ctx == NULL || !common_ctx(ctx) ||
+        SSL_CTX_use_certificate_chain_file(ctx, bench_path(dir, "cert.pem")) != 1 ||
+        SSL_CTX_use_PrivateKey_file(ctx, bench_path(dir, "key.pem"), SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_set_num_tickets(ctx, 0) != 1) {
+        bench_fail("server context");
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    SSL_CTX_set_alpn_select_cb(ctx, select_alpn, NULL);
+    return ctx;
+}
+
+static const char *certdir;
+
 static int init(const char *dir)
 {
+    certdir = dir;
     cctx = client_ctx(bench_path(dir, "cert.pem"));
     cctx_wrong_ca = client_ctx(bench_path(dir, "other.pem"));
-    sctx = SSL_CTX_new(TLS_server_method());
-    if (cctx == NULL || cctx_wrong_ca == NULL || sctx == NULL || !common_ctx(sctx) ||
-        SSL_CTX_use_certificate_chain_file(sctx, bench_path(dir, "cert.pem")) != 1 ||
-        SSL_CTX_use_PrivateKey_file(sctx, bench_path(dir, "key.pem"), SSL_FILETYPE_PEM) != 1 ||
-        SSL_CTX_set_num_tickets(sctx, 0) != 1) {
-        bench_fail("server context");
-        return 0;
+    sctx = server_ctx(dir);
+    return cctx != NULL && cctx_wrong_ca != NULL && sctx != NULL;
+}
+
+/* The client stores every ticket it gets, as a client keeping sessions on disk does. */
+static int new_session(SSL *ssl, SSL_SESSION *sess)
+{
+    unsigned char *p = stored;
+    int len = i2d_SSL_SESSION(sess, NULL);
+    if (len > 0 && (size_t)len <= sizeof(stored) && i2d_SSL_SESSION(sess, &p) == len) {
+        stored_len = (size_t)len;
+        got_ticket++;
     }
-    SSL_CTX_set_alpn_select_cb(sctx, select_alpn, NULL);
+    return 0; /* the reference stays with the caller */
+}
+
+static int scenario(const char *name)
+{
+    if (strcmp(name, "hrr") == 0) {
+        /* The client's first key share is P-256, which the server (X25519 only) does not take. */
+        scen = HRR;
+        cctx_hrr = client_ctx(bench_path(certdir, "cert.pem"));
+        return cctx_hrr != NULL && SSL_CTX_set1_groups_list(cctx_hrr, "P-256:X25519") == 1;
+    }
+    if (strcmp(name, "resume") != 0 && strcmp(name, "early") != 0)
+        return 0;
+    scen = name[0] == 'r' ? RESUME : EARLY;
+    cctx_t = client_ctx(bench_path(certdir, "cert.pem"));
+    sctx_t = server_ctx(certdir);
+    if (cctx_t == NULL || sctx_t == NULL || SSL_CTX_set_num_tickets(sctx_t, 1) != 1)
+        return 0;
+    SSL_CTX_clear_options(cctx_t, SSL_OP_NO_TICKET);
+    SSL_CTX_clear_options(sctx_t, SSL_OP_NO_TICKET);
+    SSL_CTX_set_session_cache_mode(cctx_t, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL);
+    SSL_CTX_sess_set_new_cb(cctx_t, new_session);
+    if (scen == EARLY)
+        SSL_CTX_set_max_early_data(sctx_t, UINT32_MAX);
     return 1;
 }
 
@@ -134,6 +188,9 @@ static void fini(void)
     SSL_CTX_free(cctx);
     SSL_CTX_free(cctx_wrong_ca);
     SSL_CTX_free(sctx);
+    SSL_CTX_free(cctx_t);
+    SSL_CTX_free(sctx_t);
+    SSL_CTX_free(cctx_hrr);
 }
 
 static void reset_side(struct qside *q)
@@ -143,12 +200,13 @@ static void reset_side(struct qside *q)
     q->alerts = q->last_alert = q->overflow = 0;
 }
 
-static int pair_new(struct qpair *p, SSL_CTX *client_ctx_, const char *host)
+static int pair_new(struct qpair *p, SSL_CTX *client_ctx_, SSL_CTX *server_ctx_, const char *host)
 {
     reset_side(&p->c);
     reset_side(&p->s);
+    p->client_hellos = 0;
     p->c.ssl = SSL_new(client_ctx_);
-    p->s.ssl = SSL_new(sctx);
+    p->s.ssl = SSL_new(server_ctx_);
     if (p->c.ssl == NULL || p->s.ssl == NULL)
         return 0;
     SSL_set_app_data(p->c.ssl, &p->c);
@@ -189,6 +247,8 @@ static int run(struct qpair *p)
 {
     for (int round = 0; round < 8; round++) {
         int c = step(&p->c);
+        if (p->c.out_len[ssl_encryption_initial] > 0 && p->c.out[ssl_encryption_initial][0] == 1)
+            p->client_hellos++;
         if (c < 0 || !deliver(&p->c, &p->s))
             return 0;
         int s = step(&p->s);
@@ -240,6 +300,7 @@ static int check(struct qpair *p)
     CHECK(sni != NULL && strcmp(sni, BENCH_HOST) == 0);
     CHECK(p->s.out_len[ssl_encryption_application] == 0); /* no NewSessionTicket */
     CHECK(p->c.alerts == 0 && p->s.alerts == 0);
+    CHECK(p->client_hellos == (scen == HRR ? 2 : 1));
 #undef CHECK
     return ok;
 }
@@ -251,9 +312,56 @@ static void pair_free(struct qpair *p)
     p->c.ssl = p->s.ssl = NULL;
 }
 
+/*
+ * -s resume / early: the client restores the last stored ticket (d2i_SSL_SESSION +
+ * SSL_set_session), psk_dhe_ke, the server issues one ticket, the client processes it and
+ * stores it for the next connection (each ticket is used once, so the replay filter never
+ * refuses 0-RTT). The first call, with nothing stored, is a full handshake that gets a ticket.
+ */
+static int handshake_resumed(void)
+{
+    SSL_SESSION *sess = NULL;
+    int resumed = stored_len > 0;
+    if (resumed) {
+        const unsigned char *der = stored;
+        sess = d2i_SSL_SESSION(NULL, &der, (long)stored_len);
+    }
+    got_ticket = 0;
+    int ok = (sess != NULL || !resumed) && pair_new(&one, cctx_t, sctx_t, BENCH_HOST) &&
+             (sess == NULL || SSL_set_session(one.c.ssl, sess) == 1);
+    SSL_SESSION_free(sess);
+    if (ok && scen == EARLY) {
+        SSL_set_quic_early_data_enabled(one.c.ssl, 1);
+        SSL_set_quic_early_data_enabled(one.s.ssl, 1);
+    }
+    ok = ok && run(&one) && deliver(&one.s, &one.c) &&
+         SSL_process_quic_post_handshake(one.c.ssl) == 1;
+    if (!ok)
+        bench_fail("resumed handshake did not complete (client alert %d, server alert %d)",
+                   one.c.last_alert, one.s.last_alert);
+    ok = ok && check(&one);
+    if (ok && (got_ticket != 1 || SSL_session_reused(one.c.ssl) != resumed ||
+               SSL_session_reused(one.s.ssl) != resumed)) {
+        bench_fail("tickets %d, reused %d/%d", got_ticket, SSL_session_reused(one.c.ssl),
+                   SSL_session_reused(one.s.ssl));
+        ok = 0;
+    }
+    if (ok && resumed && scen == EARLY &&
+        (SSL_get_early_data_status(one.c.ssl) != SSL_EARLY_DATA_ACCEPTED ||
+         SSL_get_early_data_status(one.s.ssl) != SSL_EARLY_DATA_ACCEPTED)) {
+        bench_fail("0-RTT not accepted: %s",
+                   SSL_early_data_reason_string(SSL_get_early_data_reason(one.s.ssl)));
+        ok = 0;
+    }
+    pair_free(&one);
+    return ok;
+}
+
 static int handshake(void)
 {
-    int ok = pair_new(&one, cctx, BENCH_HOST) && run(&one);
+    if (scen == RESUME || scen == EARLY)
+        return handshake_resumed();
+    int ok = pair_new(&one, scen == HRR ? cctx_hrr : cctx, sctx, BENCH_HOST) && run(&one);
     if (!ok)
         bench_fail("handshake did not complete (client alert %d, server alert %d)",
                    one.c.last_alert, one.s.last_alert);
@@ -264,7 +372,7 @@ static int handshake(void)
 
 static int handshake_neg(enum bench_neg neg)
 {
-    int ok = pair_new(&one, neg == BENCH_WRONG_CA ? cctx_wrong_ca : cctx,
+    int ok = pair_new(&one, neg == BENCH_WRONG_CA ? cctx_wrong_ca : cctx, sctx,
                       neg == BENCH_WRONG_HOST ? "wrong.example" : BENCH_HOST) &&
              run(&one);
     if (!ok)
@@ -281,7 +389,7 @@ static void *pair_alloc(void) { return calloc(1, sizeof(struct qpair)); }
 static int pair_establish(void *v)
 {
     struct qpair *p = v;
-    return pair_new(p, cctx, BENCH_HOST) && run(p) && check(p);
+    return pair_new(p, cctx, sctx, BENCH_HOST) && run(p) && check(p);
 }
 
 static void pair_free_client(void *v)
@@ -310,6 +418,7 @@ int main(int argc, char **argv)
         .pair_free_client = pair_free_client,
         .pair_free_server = pair_free_server,
         .pair_release = free,
+        .scenario = scenario,
         .fini = fini,
     };
     return bench_main(argc, argv, &lib);

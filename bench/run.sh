@@ -24,6 +24,14 @@ CG_N=${CG_N:-200}
 CALLGRIND=${CALLGRIND:-}
 CPU=${CPU:-1}
 libs="openssl gnutls qtls"
+# The other handshakes (bench_*.c -s): the libraries whose harness can do each.
+scens="resume early hrr"
+scen_libs() { # SCEN
+    case $1 in
+    early) echo qtls ;; # OpenSSL 3.0 libssl has no QUIC API, so no QUIC 0-RTT
+    *) echo "openssl qtls" ;;
+    esac
+}
 
 # --- the certificate: ECDSA P-256, self-signed, CN and SAN localhost, CA:TRUE ---
 # (openssl req -x509 adds basicConstraints CA:TRUE). other.pem is a second one with
@@ -82,6 +90,33 @@ while [ "$r" -le "$ROUNDS" ]; do
     r=$((r + 1))
 done
 
+# --- 2b. the same for resumed, resumed + 0-RTT and HRR handshakes (self-test first) ---
+for s in $scens; do
+    for l in $(scen_libs "$s"); do
+        $pin "$(bin $l)" -d "$dir" -s "$s" -t >/dev/null || {
+            echo "bench: the $l -s $s self-test failed" >&2
+            exit 1
+        }
+    done
+    echo "== timing -s $s: $ROUNDS rounds x $N handshakes ($(scen_libs "$s"))"
+    r=1
+    while [ "$r" -le "$ROUNDS" ]; do
+        order=$(scen_libs "$s")
+        [ $((r % 2)) = 0 ] && order=$(echo "$order" | awk '{ for (i = NF; i > 0; i--) printf "%s ", $i }')
+        line="round $r:"
+        for l in $order; do
+            out=$($pin "$(bin $l)" -d "$dir" -s "$s" -n "$N" -w 20) || {
+                echo "bench: $l -s $s failed in round $r" >&2
+                exit 1
+            }
+            echo "$out round=$r" >>"$dir/times.txt"
+            line="$line $(echo "$out" | awk '{print $2 " " $4}')"
+        done
+        echo "$line"
+        r=$((r + 1))
+    done
+done
+
 # --- 3. heap: held per established connection, allocations per handshake ---
 : >"$dir/heap.txt"
 for l in $libs openssl+release_buffers; do
@@ -115,6 +150,21 @@ if [ "$CALLGRIND" = 1 ]; then
             >"$dir/callgrind.$l.inclusive.txt" 2>/dev/null || true
         callgrind_annotate --auto=no --inclusive=yes --tree=caller "$dir/callgrind.$l.out" \
             >"$dir/callgrind.$l.callers.txt" 2>/dev/null || true
+    done
+    for s in $scens; do
+        for l in $(scen_libs "$s"); do
+            f="$dir/callgrind.$l.$s"
+            name=$(valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$f.out" \
+                "$(bin $l)" -d "$dir" -s "$s" -c "$CG_N" 2>"$f.log" |
+                awk '$1 == "CALLGRIND" { print $2 }')
+            ir=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$f.log")
+            if [ -z "$name" ] || [ -z "$ir" ]; then
+                echo "bench: callgrind run of $l -s $s failed, see $f.log" >&2
+                exit 1
+            fi
+            echo "CG $name ir=$ir n=$CG_N" >>"$dir/callgrind.txt"
+            callgrind_annotate --auto=no --inclusive=yes "$f.out" >"$f.inclusive.txt" 2>/dev/null || true
+        done
     done
 fi
 
@@ -180,6 +230,36 @@ END {
         printf "\n"
     }
     printf "\n(%d interleaved rounds x %d handshakes; one handshake = client + server work on one core)\n", rounds, n
+    # the other handshakes: OpenSSL and qtls, the ratio per round within the scenario rounds
+    printf "\n| handshake | OpenSSL 3.0 libssl µs CPU, median [min–max] | qtls µs CPU, median [min–max] | qtls speed vs OpenSSL, same handshake, per round | qtls vs OpenSSL full (medians) |"
+    if (length(ir)) printf " OpenSSL Ir | qtls Ir |"
+    printf "\n|---|---:|---:|---:|---:|"
+    if (length(ir)) printf "---:|---:|"
+    printf "\n"
+    split("full resume early hrr", sn, " ")
+    slabel["full"] = "full"; slabel["resume"] = "resumed (d2i_SSL_SESSION, psk_dhe_ke, 1 ticket)"
+    slabel["early"] = "resumed + 0-RTT accepted"; slabel["hrr"] = "HelloRetryRequest (P-256 share, X25519 taken)"
+    for (i = 1; i <= 4; i++) {
+        on = sn[i] == "full" ? "openssl" : "openssl/" sn[i]; qn = sn[i] == "full" ? "qtls" : "qtls/" sn[i]
+        ko = kq = kr = 0
+        for (r = 1; r <= rounds; r++) {
+            if ((on, r) in cpu) { ko++; co[ko] = cpu[on, r] }
+            if ((qn, r) in cpu) { kq++; cq[kq] = cpu[qn, r] }
+            if ((on, r) in cpu && (qn, r) in cpu) { kr++; cr[kr] = cpu[on, r] / cpu[qn, r] }
+        }
+        if (ko + kq == 0) continue
+        mo = ko ? median(co, ko) : 0; mq = kq ? median(cq, kq) : 0
+        printf "| %s | %s | %s | %s | %s |", slabel[sn[i]],
+            ko ? sprintf("%.1f [%.1f–%.1f]", mo, co[1], co[ko]) : "- (no QUIC API)",
+            kq ? sprintf("**%.1f** [%.1f–%.1f]", mq, cq[1], cq[kq]) : "-",
+            kr ? sprintf("%.2f× [%.2f–%.2f]", median(cr, kr), cr[1], cr[kr]) : "-",
+            (kq && ("openssl" in med)) ? sprintf("%.2f×", med["openssl"] / mq) : "-"
+        if (length(ir))
+            printf " %s | %s |", (on in ir) ? sprintf("%.2f M", ir[on] / 1e6) : "-",
+                (qn in ir) ? sprintf("%.2f M", ir[qn] / 1e6) : "-"
+        printf "\n"
+    }
+    printf "\n(full: the rounds above; the others: their own %d rounds, OpenSSL and qtls alternating order)\n", rounds
     printf "\n| library | heap held per connection: client / server (bytes, usable size) | mallinfo2: client / server | allocations per handshake | bytes allocated per handshake | peak heap during one handshake |\n"
     printf "|---|---:|---:|---:|---:|---:|\n"
     split("openssl openssl+release_buffers gnutls_quic qtls", hn, " ")
