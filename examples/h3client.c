@@ -29,7 +29,7 @@
 struct options {
     struct h3_tls_opts tls;
     const char *session_file, *qlog_file, *output_dir, *sni;
-    int insecure, no_early_data, quiet, ocsp;
+    int insecure, no_early_data, quiet, ocsp, no_grease;
     double timeout; /* seconds */
 };
 
@@ -522,6 +522,8 @@ static int tls_init(struct client *c, const char *host)
     if (h3_tls_setup(c->ctx, &o->tls) != 0)
         return -1;
     SSL_CTX_set_verify(c->ctx, o->insecure ? SSL_VERIFY_NONE : SSL_VERIFY_PEER, NULL);
+    /* RFC 8701: GREASE keeps servers' extension points open; off by default in qtls. */
+    SSL_CTX_set_grease_enabled(c->ctx, !o->no_grease);
     if (o->session_file != NULL) {
         SSL_CTX_set_session_cache_mode(c->ctx,
                                        SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL);
@@ -798,6 +800,7 @@ static void usage(FILE *f)
         "  --session=FILE     resume the TLS session kept in FILE and keep the new one\n"
         "                     there (PEM, with the QUIC transport parameters 0-RTT needs)\n"
         "  --no-early-data    resume without sending the requests as 0-RTT\n"
+        "  --no-grease        send no GREASE values (RFC 8701; sent by default)\n"
         "  --ocsp             ask for a stapled OCSP response, verify it, fail if it is\n"
         "                     invalid or says revoked; the summary gets ocsp=good|none|...\n"
         "  --groups=LIST      key exchange groups by preference, e.g. X25519:P-256\n"
@@ -815,7 +818,7 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-    enum { CA = 256, INSECURE, SNI, CERT, KEY, SESSION, NO_EARLY, GROUPS, CIPHERS, QLOG,
+    enum { CA = 256, INSECURE, SNI, CERT, KEY, SESSION, NO_EARLY, NO_GREASE, GROUPS, CIPHERS, QLOG,
            OUTPUT, TIMEOUT, OCSP };
     static const struct option longopts[] = {
         {"ca", required_argument, NULL, CA},
@@ -825,6 +828,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"key", required_argument, NULL, KEY},
         {"session", required_argument, NULL, SESSION},
         {"no-early-data", no_argument, NULL, NO_EARLY},
+        {"no-grease", no_argument, NULL, NO_GREASE},
         {"ocsp", no_argument, NULL, OCSP},
         {"groups", required_argument, NULL, GROUPS},
         {"ciphers", required_argument, NULL, CIPHERS},
@@ -848,6 +852,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         case KEY: o->tls.key = optarg; break;
         case SESSION: o->session_file = optarg; break;
         case NO_EARLY: o->no_early_data = 1; break;
+        case NO_GREASE: o->no_grease = 1; break;
         case OCSP: o->ocsp = 1; break;
         case GROUPS: o->tls.groups = optarg; break;
         case CIPHERS: o->tls.ciphers = optarg; break;
