@@ -423,7 +423,11 @@ struct ssl_session_st {
     size_t early_context_len;
     uint8_t sid_ctx[SSL_MAX_SID_CTX_LENGTH];
     size_t sid_ctx_len;
-    X509 *peer;              /* the peer's leaf, if any */
+    /* The peer's leaf, if any: the DER kept from d2i_SSL_SESSION or a ticket, decoded on first
+     * use (session_peer) into peer, which is set once; or peer alone, from a handshake. */
+    uint8_t *peer_der;
+    size_t peer_der_len;
+    X509 *peer;
     long verify_result;
     int not_resumable;
     uint8_t id[SSL_MAX_SSL_SESSION_ID_LENGTH]; /* SSL_SESSION_set1_id; empty unless set */
@@ -437,6 +441,14 @@ void session_encode(const SSL_SESSION *s, int with_ticket, struct wr *w);
 SSL_SESSION *session_decode(struct rd r);
 /* The session a connection resumed or established (c->session), made on demand. */
 SSL_SESSION *session_new_from_conn(SSL *c);
+/* The session's peer leaf, decoding the kept DER on first use; NULL if none or undecodable. */
+X509 *session_peer(const SSL_SESSION *s);
+/* Does the session name a peer leaf (decoded or not)? */
+int session_has_peer(const SSL_SESSION *s);
+/* Resumption: the connection's peer becomes s's leaf, decoded when first asked for. 1 or 0. */
+QTLS_MUST_CHECK int session_conn_defer_peer(SSL *c, SSL_SESSION *s);
+/* Fills peer_cert and peer_chain from a deferred session peer (accessors); 0 on failure. */
+int session_conn_peer(SSL *c);
 
 /* ticket.c: sealing and opening tickets (RFC 8446 §4.6.1: opaque to the client). */
 /*
@@ -514,6 +526,9 @@ struct ssl_st {
     long verify_result;
     X509 *peer_cert;
     STACK_OF(X509) *peer_chain; /* as received, leaf first */
+    /* A resumed connection's peer is this session's leaf, moved into peer_cert and peer_chain
+     * only when asked for (session_conn_peer): most resumptions never look at it. */
+    SSL_SESSION *peer_session;
     uint8_t client_random[32];
     struct secret exporter_secret;
     struct secret resumption_secret;
