@@ -16,6 +16,7 @@ static struct {
     CRYPTO_ONCE once;
     int ok;
     EVP_MD *md[QTLS_HASH_COUNT];
+    uint8_t empty_hash[QTLS_HASH_COUNT][EVP_MAX_MD_SIZE]; /* Hash(""), a constant (§7.1) */
 } g = {.once = CRYPTO_ONCE_STATIC_INIT};
 
 static const char *const md_names[QTLS_HASH_COUNT] = {"SHA2-256", "SHA2-384"};
@@ -29,7 +30,7 @@ static void fetch_all(void)
 {
     for (int h = 0; h < QTLS_HASH_COUNT; h++) {
         g.md[h] = EVP_MD_fetch(NULL, md_names[h], NULL);
-        if (g.md[h] == NULL)
+        if (g.md[h] == NULL || !EVP_Digest(NULL, 0, g.empty_hash[h], NULL, g.md[h], NULL))
             return;
     }
     g.ok = 1;
@@ -47,6 +48,8 @@ int crypto_init(void)
 const EVP_MD *crypto_md(enum qtls_hash h) { return g.md[h]; }
 
 size_t crypto_hash_len(enum qtls_hash h) { return h == QTLS_SHA384 ? 48 : 32; }
+
+const uint8_t *crypto_empty_hash(enum qtls_hash h) { return g.empty_hash[h]; }
 
 int crypto_random(uint8_t *out, size_t len)
 {

@@ -132,6 +132,8 @@ struct sigalg_list {
 /* Fetches algorithms once per process. Returns 1 on success. */
 QTLS_MUST_CHECK int crypto_init(void);
 const EVP_MD *crypto_md(enum qtls_hash h);
+/* Hash(""), computed once by crypto_init: Derive-Secret's context for an empty transcript. */
+const uint8_t *crypto_empty_hash(enum qtls_hash h);
 size_t crypto_hash_len(enum qtls_hash h);
 QTLS_MUST_CHECK int crypto_random(uint8_t *out, size_t len);
 /* Test hook: replaces the randomness source (NULL restores RAND_bytes). */
@@ -196,6 +198,9 @@ QTLS_MUST_CHECK int ks_early_secret(enum qtls_hash h, const uint8_t *psk, size_t
 /* Next stage: HKDF-Extract(Derive-Secret(prev, "derived", ""), ikm or zeros). */
 QTLS_MUST_CHECK int ks_next_stage(enum qtls_hash h, const struct secret *prev,
                                   const uint8_t *ikm, size_t ikm_len, struct secret *out);
+/* A full handshake's Handshake Secret: ks_next_stage from the zero-PSK Early Secret. */
+QTLS_MUST_CHECK int ks_handshake_secret_without_psk(enum qtls_hash h, const uint8_t *ecdhe,
+                                                    size_t ecdhe_len, struct secret *out);
 /* Finished verify_data = HMAC(finished_key(base), transcript_hash) (RFC 8446 §4.4.4). */
 QTLS_MUST_CHECK int ks_finished(enum qtls_hash h, const struct secret *base, const uint8_t *thash,
                                 uint8_t *out);
