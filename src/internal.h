@@ -132,6 +132,34 @@ struct sigalg_list {
 /* Fetches algorithms once per process. Returns 1 on success. */
 QTLS_MUST_CHECK int crypto_init(void);
 const EVP_MD *crypto_md(enum qtls_hash h);
+/* A running hash (the transcript): new, feed, restart, read without ending, free. */
+EVP_MD_CTX *crypto_hash_new(enum qtls_hash h);
+QTLS_MUST_CHECK int crypto_hash_update(EVP_MD_CTX *m, const uint8_t *p, size_t n);
+QTLS_MUST_CHECK int crypto_hash_restart(EVP_MD_CTX *m, enum qtls_hash h);
+/* Hash of what m has seen, then `extra`; m keeps running as it was. */
+QTLS_MUST_CHECK int crypto_hash_peek(const EVP_MD_CTX *m, const uint8_t *extra, size_t extra_len,
+                                     uint8_t *out);
+void crypto_hash_free(EVP_MD_CTX *m);
+/* qtls's ticket AEAD (AES-256-GCM, aad = key name): 1, 0 bad tag on opening, -1 error. */
+int crypto_ticket_gcm(int enc, const uint8_t key[32], const uint8_t *aad, size_t aad_len,
+                      const uint8_t nonce[12], const uint8_t *in, size_t len, uint8_t *out,
+                      uint8_t tag[16]);
+/* The cipher and MAC contexts of the application's ticket key callback (OpenSSL 3.0 format). */
+struct crypto_ticket_cb {
+    EVP_CIPHER_CTX *cc;
+    EVP_MAC_CTX *hc;
+};
+QTLS_MUST_CHECK int crypto_ticket_cb_new(struct crypto_ticket_cb *t);
+void crypto_ticket_cb_free(struct crypto_ticket_cb *t);
+/* The IV and MAC lengths the callback configured; 0 if it left a context unusable. */
+QTLS_MUST_CHECK int crypto_ticket_cb_lengths(const struct crypto_ticket_cb *t, int enc,
+                                             size_t *iv_len, size_t *mac_len);
+/* Runs the callback's cipher over in: 1, 0 if the final block fails (padding), -1 error. */
+int crypto_ticket_cb_cipher(struct crypto_ticket_cb *t, const uint8_t *in, size_t len,
+                            uint8_t *out, size_t *out_len);
+/* The callback's MAC over in, exactly mac_len bytes: 1, or 0 (raised). */
+QTLS_MUST_CHECK int crypto_ticket_cb_mac(struct crypto_ticket_cb *t, const uint8_t *in,
+                                         size_t len, uint8_t *out, size_t mac_len);
 /* Hash(""), computed once by crypto_init: Derive-Secret's context for an empty transcript. */
 const uint8_t *crypto_empty_hash(enum qtls_hash h);
 size_t crypto_hash_len(enum qtls_hash h);

@@ -177,16 +177,11 @@ void transcript_init(struct transcript *t)
 
 int transcript_add(struct transcript *t, const uint8_t *p, size_t n)
 {
-    if (t->md == NULL) {
-        wr_bytes(&t->pending, p, n);
-        if (!wr_ok(&t->pending)) {
-            ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
-            return 0;
-        }
-        return 1;
-    }
-    if (!EVP_DigestUpdate(t->md, p, n)) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+    if (t->md != NULL)
+        return crypto_hash_update(t->md, p, n);
+    wr_bytes(&t->pending, p, n);
+    if (!wr_ok(&t->pending)) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
         return 0;
     }
     return 1;
@@ -196,11 +191,9 @@ int transcript_set_hash(struct transcript *t, enum qtls_hash h)
 {
     if (t->md != NULL)
         return t->hash == h;
-    EVP_MD_CTX *md = EVP_MD_CTX_new();
-    if (md == NULL || !EVP_DigestInit_ex(md, crypto_md(h), NULL) ||
-        !EVP_DigestUpdate(md, t->pending.buf, t->pending.len)) {
-        EVP_MD_CTX_free(md);
-        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+    EVP_MD_CTX *md = crypto_hash_new(h);
+    if (md == NULL || !crypto_hash_update(md, t->pending.buf, t->pending.len)) {
+        crypto_hash_free(md);
         return 0;
     }
     t->hash = h;
@@ -211,29 +204,28 @@ int transcript_set_hash(struct transcript *t, enum qtls_hash h)
 
 int transcript_hash(struct transcript *t, uint8_t *out)
 {
-    EVP_MD_CTX *copy = EVP_MD_CTX_new();
-    int ok = copy != NULL && t->md != NULL && EVP_MD_CTX_copy_ex(copy, t->md) &&
-             EVP_DigestFinal_ex(copy, out, NULL);
-    EVP_MD_CTX_free(copy);
-    if (!ok)
-        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
-    return ok;
+    if (t->md == NULL) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_INTERNAL_ERROR);
+        return 0;
+    }
+    return crypto_hash_peek(t->md, NULL, 0, out);
 }
 
 int transcript_hash_with(struct transcript *t, enum qtls_hash h, const uint8_t *extra,
                          size_t extra_len, uint8_t *out)
 {
-    EVP_MD_CTX *m = EVP_MD_CTX_new();
-    int ok = m != NULL;
-    if (ok && t->md != NULL)
-        ok = t->hash == h && EVP_MD_CTX_copy_ex(m, t->md);
-    else if (ok)
-        ok = EVP_DigestInit_ex(m, crypto_md(h), NULL) &&
-             EVP_DigestUpdate(m, t->pending.buf, t->pending.len);
-    ok = ok && EVP_DigestUpdate(m, extra, extra_len) && EVP_DigestFinal_ex(m, out, NULL);
-    EVP_MD_CTX_free(m);
-    if (!ok)
-        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+    if (t->md != NULL) {
+        if (t->hash != h) {
+            ERR_raise(ERR_LIB_SSL, ERR_R_INTERNAL_ERROR);
+            return 0;
+        }
+        return crypto_hash_peek(t->md, extra, extra_len, out);
+    }
+    /* Before ServerHello: the buffered messages under the hash asked for. */
+    EVP_MD_CTX *m = crypto_hash_new(h);
+    int ok = m != NULL && crypto_hash_update(m, t->pending.buf, t->pending.len) &&
+             crypto_hash_peek(m, extra, extra_len, out);
+    crypto_hash_free(m);
     return ok;
 }
 
@@ -252,16 +244,12 @@ int transcript_hrr_restart(struct transcript *t)
     h[1] = 0;
     h[2] = 0;
     h[3] = (uint8_t)hl;
-    if (!EVP_DigestInit_ex(t->md, crypto_md(t->hash), NULL)) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
-        return 0;
-    }
-    return transcript_add(t, h, 4 + hl);
+    return crypto_hash_restart(t->md, t->hash) && transcript_add(t, h, 4 + hl);
 }
 
 void transcript_free(struct transcript *t)
 {
-    EVP_MD_CTX_free(t->md);
+    crypto_hash_free(t->md);
     wr_free(&t->pending);
     memset(t, 0, sizeof(*t));
 }
