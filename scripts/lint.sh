@@ -1,5 +1,5 @@
 #!/bin/bash
-# lint.sh OBJDIR: the two structural rules of src/ (issue 10), checked from the sources and the
+# lint.sh OBJDIR: the three structural rules of src/ (issue 10), checked from the sources and the
 # compiled objects. Prints one cmocka-style summary per rule, so that make check counts each
 # rule as a test (scripts/run-tests.sh), and exits non-zero if a rule is broken.
 #
@@ -8,6 +8,10 @@
 #  2. layers: no file calls a function defined in a file of a higher layer (the list below,
 #     bottom first; calls within a layer are free). Calls are read from the objects with nm:
 #     an undefined symbol of one object that another object defines.
+#  3. EVP: libcrypto's EVP operations (hashes, MACs, ciphers, key exchange, signatures) are
+#     called from crypto.c alone (issue 10), and from quic_crypto.c, the public QUIC packet
+#     protection module, which keeps its own. Elsewhere only the EVP_PKEY object calls below
+#     (lifetimes and questions about a key) appear.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 OBJ=${1:-build/obj}
@@ -106,5 +110,21 @@ else
     fi
 fi
 report calls_go_down_the_layers "$n2"
+
+# ---- 3. EVP behind crypto.c ----
+EVP_FILES='crypto suites quic_crypto'
+EVP_KEY_OBJECT='EVP_PKEY_(free|up_ref|is_a|new|get_size|get_security_bits|set1_DH)'
+n3=0
+out=$(for o in "$OBJ"/*.o; do
+          f=$(basename "$o" .o)
+          case " $EVP_FILES " in *" $f "*) continue ;; esac
+          nm -u "$o" | awk -v f="$f" '$NF ~ /^EVP_/ { print "src/" f ".c calls " $NF }'
+      done | grep -vE " calls $EVP_KEY_OBJECT\$" | sort)
+if [ -n "$out" ]; then
+    echo "lint: EVP called outside crypto.c (add a crypto_* function there):"
+    echo "$out" | sed 's/^/  /'
+    n3=$(echo "$out" | wc -l)
+fi
+report evp_only_in_crypto_c "$n3"
 
 exit $failed

@@ -132,6 +132,36 @@ struct sigalg_list {
 /* Fetches algorithms once per process. Returns 1 on success. */
 QTLS_MUST_CHECK int crypto_init(void);
 const EVP_MD *crypto_md(enum qtls_hash h);
+/* A running hash (the transcript): new, feed, restart, read without ending, free. */
+EVP_MD_CTX *crypto_hash_new(enum qtls_hash h);
+QTLS_MUST_CHECK int crypto_hash_update(EVP_MD_CTX *m, const uint8_t *p, size_t n);
+QTLS_MUST_CHECK int crypto_hash_restart(EVP_MD_CTX *m, enum qtls_hash h);
+/* Hash of what m has seen, then `extra`; m keeps running as it was. */
+QTLS_MUST_CHECK int crypto_hash_peek(const EVP_MD_CTX *m, const uint8_t *extra, size_t extra_len,
+                                     uint8_t *out);
+void crypto_hash_free(EVP_MD_CTX *m);
+/* qtls's ticket AEAD (AES-256-GCM, aad = key name): 1, 0 bad tag on opening, -1 error. */
+int crypto_ticket_gcm(int enc, const uint8_t key[32], const uint8_t *aad, size_t aad_len,
+                      const uint8_t nonce[12], const uint8_t *in, size_t len, uint8_t *out,
+                      uint8_t tag[16]);
+/* The cipher and MAC contexts of the application's ticket key callback (OpenSSL 3.0 format). */
+struct crypto_ticket_cb {
+    EVP_CIPHER_CTX *cc;
+    EVP_MAC_CTX *hc;
+};
+QTLS_MUST_CHECK int crypto_ticket_cb_new(struct crypto_ticket_cb *t);
+void crypto_ticket_cb_free(struct crypto_ticket_cb *t);
+/* The IV and MAC lengths the callback configured; 0 if it left a context unusable. */
+QTLS_MUST_CHECK int crypto_ticket_cb_lengths(const struct crypto_ticket_cb *t, int enc,
+                                             size_t *iv_len, size_t *mac_len);
+/* Runs the callback's cipher over in: 1, 0 if the final block fails (padding), -1 error. */
+int crypto_ticket_cb_cipher(struct crypto_ticket_cb *t, const uint8_t *in, size_t len,
+                            uint8_t *out, size_t *out_len);
+/* The callback's MAC over in, exactly mac_len bytes: 1, or 0 (raised). */
+QTLS_MUST_CHECK int crypto_ticket_cb_mac(struct crypto_ticket_cb *t, const uint8_t *in,
+                                         size_t len, uint8_t *out, size_t mac_len);
+/* Hash(""), computed once by crypto_init: Derive-Secret's context for an empty transcript. */
+const uint8_t *crypto_empty_hash(enum qtls_hash h);
 size_t crypto_hash_len(enum qtls_hash h);
 QTLS_MUST_CHECK int crypto_random(uint8_t *out, size_t len);
 /* Test hook: replaces the randomness source (NULL restores RAND_bytes). */
@@ -196,6 +226,9 @@ QTLS_MUST_CHECK int ks_early_secret(enum qtls_hash h, const uint8_t *psk, size_t
 /* Next stage: HKDF-Extract(Derive-Secret(prev, "derived", ""), ikm or zeros). */
 QTLS_MUST_CHECK int ks_next_stage(enum qtls_hash h, const struct secret *prev,
                                   const uint8_t *ikm, size_t ikm_len, struct secret *out);
+/* A full handshake's Handshake Secret: ks_next_stage from the zero-PSK Early Secret. */
+QTLS_MUST_CHECK int ks_handshake_secret_without_psk(enum qtls_hash h, const uint8_t *ecdhe,
+                                                    size_t ecdhe_len, struct secret *out);
 /* Finished verify_data = HMAC(finished_key(base), transcript_hash) (RFC 8446 §4.4.4). */
 QTLS_MUST_CHECK int ks_finished(enum qtls_hash h, const struct secret *base, const uint8_t *thash,
                                 uint8_t *out);
@@ -423,7 +456,11 @@ struct ssl_session_st {
     size_t early_context_len;
     uint8_t sid_ctx[SSL_MAX_SID_CTX_LENGTH];
     size_t sid_ctx_len;
-    X509 *peer;              /* the peer's leaf, if any */
+    /* The peer's leaf, if any: the DER kept from d2i_SSL_SESSION or a ticket, decoded on first
+     * use (session_peer) into peer, which is set once; or peer alone, from a handshake. */
+    uint8_t *peer_der;
+    size_t peer_der_len;
+    X509 *peer;
     long verify_result;
     int not_resumable;
     uint8_t id[SSL_MAX_SSL_SESSION_ID_LENGTH]; /* SSL_SESSION_set1_id; empty unless set */
@@ -437,6 +474,14 @@ void session_encode(const SSL_SESSION *s, int with_ticket, struct wr *w);
 SSL_SESSION *session_decode(struct rd r);
 /* The session a connection resumed or established (c->session), made on demand. */
 SSL_SESSION *session_new_from_conn(SSL *c);
+/* The session's peer leaf, decoding the kept DER on first use; NULL if none or undecodable. */
+X509 *session_peer(const SSL_SESSION *s);
+/* Does the session name a peer leaf (decoded or not)? */
+int session_has_peer(const SSL_SESSION *s);
+/* Resumption: the connection's peer becomes s's leaf, decoded when first asked for. 1 or 0. */
+QTLS_MUST_CHECK int session_conn_defer_peer(SSL *c, SSL_SESSION *s);
+/* Fills peer_cert and peer_chain from a deferred session peer (accessors); 0 on failure. */
+int session_conn_peer(SSL *c);
 
 /* ticket.c: sealing and opening tickets (RFC 8446 §4.6.1: opaque to the client). */
 /*
@@ -514,6 +559,9 @@ struct ssl_st {
     long verify_result;
     X509 *peer_cert;
     STACK_OF(X509) *peer_chain; /* as received, leaf first */
+    /* A resumed connection's peer is this session's leaf, moved into peer_cert and peer_chain
+     * only when asked for (session_conn_peer): most resumptions never look at it. */
+    SSL_SESSION *peer_session;
     uint8_t client_random[32];
     struct secret exporter_secret;
     struct secret resumption_secret;

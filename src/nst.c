@@ -127,6 +127,9 @@ int nst_server_write_n_tickets(SSL *c, size_t n)
     /* Tickets only for clients that can use them (§4.2.9), and only if not switched off. */
     if (!c->tickets_allowed || (c->options & SSL_OP_NO_TICKET))
         return 1;
+    /* Never a PSK from an absent secret (SSL_OP_NO_TICKET cleared after the handshake). */
+    if (c->resumption_secret.len == 0)
+        return 1;
     for (size_t i = 0; i < n; i++)
         if (!write_ticket(c, c->tickets_sent++)) /* the counter keeps nonces unique */
             return 0;

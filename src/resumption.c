@@ -47,27 +47,12 @@ static int alpn_offered(const SSL *c, const uint8_t *name, size_t len)
 
 /*
  * A resumed connection's peer is the one authenticated in the original
- * handshake; sessions keep the leaf only, so that is the chain too.
+ * handshake: the session's leaf, decoded only if asked for (session.c).
  */
 static int adopt_session_peer(SSL *c, SSL_SESSION *s)
 {
-    X509_free(c->peer_cert);
-    sk_X509_pop_free(c->peer_chain, X509_free);
-    c->peer_cert = NULL;
-    c->peer_chain = NULL;
     c->verify_result = s->verify_result;
-    if (s->peer == NULL)
-        return 1;
-    c->peer_chain = sk_X509_new_null();
-    if (c->peer_chain == NULL || !X509_up_ref(s->peer))
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
-    if (!sk_X509_push(c->peer_chain, s->peer)) {
-        X509_free(s->peer);
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
-    }
-    c->peer_cert = s->peer;
-    X509_up_ref(c->peer_cert);
-    return 1;
+    return session_conn_defer_peer(c, s);
 }
 
 /* ---- client ---- */
@@ -121,9 +106,11 @@ int psk_client_prepare(SSL *c)
  */
 static int reverify_session_peer(SSL *c)
 {
-    X509 *leaf = c->session != NULL ? c->session->peer : NULL;
-    if (!c->ctx->reverify_on_resume || leaf == NULL)
+    if (!c->ctx->reverify_on_resume || c->session == NULL || !session_has_peer(c->session))
         return 1;
+    X509 *leaf = session_peer(c->session);
+    if (leaf == NULL)
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, QTLS_R_BAD_SESSION);
     STACK_OF(X509) *chain = sk_X509_new_null();
     if (chain == NULL || !X509_up_ref(leaf)) {
         sk_X509_free(chain);

@@ -510,7 +510,10 @@ static enum hs_wait do_read_client_finished(SSL *c)
     if (w != HS_CONTINUE)
         return w;
     /* The client's Finished is read: anything after it is post-handshake, at 1-RTT. */
-    if (!set_state(c, SS_DONE) || !sec_derive_resumption(c) || !nst_server_write_tickets(c))
+    /* No resumption secret where no ticket can ever be sent (§4.2.9, SSL_OP_NO_TICKET). */
+    int tickets_possible = c->hs->psk_dhe_ke && !(c->options & SSL_OP_NO_TICKET);
+    if (!set_state(c, SS_DONE) || (tickets_possible && !sec_derive_resumption(c)) ||
+        !nst_server_write_tickets(c))
         return HS_ERROR;
     /*
      * SSL_new_session_ticket may ask for more tickets after the handshake (callbacks.c), so the
