@@ -141,6 +141,14 @@ $(COMPAT_TEST): tests/compat/run.sh tests/compat/quictls_app.c scripts/install-c
 	    "$(SANITIZE)" > $@
 	chmod +x $@
 
+# The fuzzing build mode (-DQTLS_FUZZING, make fuzz only) is absent from libqtls.a and
+# libqtls.so (tests/fuzzmode/run.sh, with a control that compiles it in).
+FUZZMODE_TEST = $(BUILD)/tests/test_fuzzmode
+$(FUZZMODE_TEST): tests/fuzzmode/run.sh $(BUILD)/libqtls.a $(BUILD)/libqtls.so | $(BUILD)/tests
+	printf '#!/bin/sh\nexec "%s/tests/fuzzmode/run.sh" "%s" "%s"\n' "$(CURDIR)" \
+	    "$(CURDIR)/$(BUILD)" "$(CC)" > $@
+	chmod +x $@
+
 ifeq ($(filter all install install-compat,$(or $(MAKECMDGOALS),all)),)
 else ifneq ($(HAVE_H3),1)
 $(info make: libqtls_ngtcp2 and the HTTP/3 examples are not built: they need libngtcp2-dev, \
@@ -200,7 +208,7 @@ suite_needs = $(if $(filter $(1),$(RUN_SUITES)),$(if $(2),,$(error the $(1) suit
     $(3): sudo apt-get install -y $(3) (or make check SKIP=$(1)))))
 CHECK_TESTS = $(filter-out $(if $(filter gnutls,$(SKIPPED)),$(BUILD)/tests/test_gnutls) \
     $(if $(filter ngtcp2,$(SKIPPED)),$(NG_TEST)),$(TESTS)) $(COMPAT_TEST) \
-    $(if $(filter h3,$(RUN_SUITES)),$(H3_TEST)) $(LINT_TEST)
+    $(if $(filter h3,$(RUN_SUITES)),$(H3_TEST)) $(LINT_TEST) $(FUZZMODE_TEST)
 ifneq ($(filter check-run,$(MAKECMDGOALS)),)
   $(call suite_needs,gnutls,$(shell pkg-config --exists gnutls 2>/dev/null && echo 1),libgnutls28-dev)
   $(call suite_needs,ngtcp2,$(HAVE_NGTCP2),libngtcp2-dev libngtcp2-crypto-gnutls-dev)
@@ -306,20 +314,22 @@ $(BENCH_DIR)/libheapcount.so: bench/heapcount.c
 	$(CC) -O2 -g $(WARN) -shared -fPIC -o $@ $<
 
 # libFuzzer targets (fuzz/*.c), a build of their own under build-fuzz with clang, ASan and
-# UBSan; not part of make check. make fuzz [FUZZ_SECONDS=30] builds them, writes seed corpora
+# UBSan and the fuzzing mode (-DQTLS_FUZZING, src/crypto.c: fixed randomness and keys, any
+# signature, Finished or binder accepted), which make check proves absent from libqtls;
+# not part of make check. make fuzz [FUZZ_SECONDS=30] builds them, writes seed corpora
 # from a real handshake (fuzz/gen_seeds.c), runs each target for FUZZ_SECONDS and fails if any
 # crashed or leaked (reproducers: build-fuzz/crash/<target>-*).
 FUZZ_SECONDS ?= 30
 FUZZ_BUILD    = build-fuzz
 FUZZ_CC       = clang
 FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_CFLAGS   = -std=c11 -O1 -g -fno-omit-frame-pointer $(WARN) $(FUZZ_SAN) \
+FUZZ_CFLAGS   = -std=c11 -O1 -g -fno-omit-frame-pointer $(WARN) $(FUZZ_SAN) -DQTLS_FUZZING \
     -DQTLS_FUZZ_CERTS='"$(CURDIR)/$(FUZZ_BUILD)/certs"'
 FUZZ_TARGETS  = fuzz_server fuzz_client fuzz_session fuzz_provide
 FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/%)
 FUZZ_OBJS     = $(SRCS:src/%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_BUILD)/obj/mock_quic.o
 
-$(FUZZ_BUILD)/obj/%.o: src/%.c $(wildcard src/*.h include/qtls/*.h)
+$(FUZZ_BUILD)/obj/%.o: src/%.c $(wildcard src/*.h include/qtls/*.h) Makefile
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 

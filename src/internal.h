@@ -163,6 +163,8 @@ void crypto_set_test_kex_key(EVP_PKEY *key);
 QTLS_MUST_CHECK int crypto_key_matches_scheme(EVP_PKEY *key, const struct sigscheme *s);
 QTLS_MUST_CHECK int crypto_sign(EVP_PKEY *key, const struct sigscheme *s, const uint8_t *tbs,
                                 size_t tbs_len, struct wr *sig_out);
+/* Finished and PSK binder checks, in constant time (the fuzzing build accepts any value). */
+QTLS_MUST_CHECK int crypto_mac_equal(const uint8_t *want, const uint8_t *got, size_t len);
 QTLS_MUST_CHECK int crypto_verify(EVP_PKEY *key, const struct sigscheme *s, const uint8_t *tbs,
                                   size_t tbs_len, const uint8_t *sig, size_t sig_len);
 
