@@ -325,29 +325,40 @@ FUZZ_CC       = clang
 FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS   = -std=c11 -O1 -g -fno-omit-frame-pointer $(WARN) $(FUZZ_SAN) -DQTLS_FUZZING \
     -DQTLS_FUZZ_CERTS='"$(CURDIR)/$(FUZZ_BUILD)/certs"'
-FUZZ_TARGETS  = fuzz_server fuzz_client fuzz_session fuzz_provide
+FUZZ_TARGETS  = fuzz_server fuzz_client fuzz_session fuzz_provide fuzz_ticket fuzz_packet \
+    $(if $(HAVE_NGTCP2),fuzz_token)
 FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/%)
 FUZZ_OBJS     = $(SRCS:src/%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_BUILD)/obj/mock_quic.o
+# fuzz_token: the ngtcp2 backend's token verification, with libngtcp2 (make fuzz installs it).
+FUZZ_NG_OBJS  = $(NG_SRCS:src/ngtcp2/%.c=$(FUZZ_BUILD)/obj/ngtcp2/%.o)
+FUZZ_NG_LINK  = $(if $(HAVE_NGTCP2),$(FUZZ_NG_OBJS)) $(FUZZ_OBJS) \
+    $(if $(HAVE_NGTCP2),$(NGTCP2_LIBS)) $(LIBCRYPTO)
+FUZZ_HDRS     = $(wildcard fuzz/*.h)
 
 $(FUZZ_BUILD)/obj/%.o: src/%.c $(wildcard src/*.h include/qtls/*.h) Makefile
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
+$(FUZZ_BUILD)/obj/ngtcp2/%.o: src/ngtcp2/%.c $(wildcard src/ngtcp2/*.h include/qtls/*.h) Makefile
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) $(NGTCP2_CFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
 $(FUZZ_BUILD)/obj/mock_quic.o: tests/helpers/mock_quic.c tests/helpers/mock_quic.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_common.h $(FUZZ_OBJS)
-	$(FUZZ_CC) $(CPPFLAGS) -Itests/helpers $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< \
-	    $(FUZZ_OBJS) $(LIBCRYPTO)
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_HDRS) $(FUZZ_OBJS) $(if $(HAVE_NGTCP2),$(FUZZ_NG_OBJS))
+	$(FUZZ_CC) $(CPPFLAGS) $(NGTCP2_CFLAGS) -Itests/helpers $(FUZZ_CFLAGS) -fsanitize=fuzzer \
+	    -o $@ $< $(FUZZ_NG_LINK)
 
-$(FUZZ_BUILD)/gen_seeds: fuzz/gen_seeds.c fuzz/fuzz_common.h $(FUZZ_OBJS)
-	$(FUZZ_CC) $(CPPFLAGS) -Itests/helpers $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -o $@ $< \
-	    $(FUZZ_OBJS) $(LIBCRYPTO)
+$(FUZZ_BUILD)/gen_seeds: fuzz/gen_seeds.c $(FUZZ_HDRS) $(FUZZ_OBJS) \
+    $(if $(HAVE_NGTCP2),$(FUZZ_NG_OBJS))
+	$(FUZZ_CC) $(CPPFLAGS) $(NGTCP2_CFLAGS) $(if $(HAVE_NGTCP2),-DQTLS_FUZZ_NGTCP2) \
+	    -Itests/helpers $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -o $@ $< $(FUZZ_NG_LINK)
 
 .PHONY: fuzz fuzz-run
 fuzz:
-	@scripts/deps.sh build cc:clang-san certs
+	@scripts/deps.sh build cc:clang-san certs ngtcp2
 	@$(SUBMAKE) fuzz-run
 
 fuzz-run: $(FUZZ_BINS) $(FUZZ_BUILD)/gen_seeds
