@@ -67,6 +67,8 @@ int qtls_not_implemented(const char *setting);
 /* clock.c: the wall clock every session and ticket time comes from (µs / s since the epoch). */
 uint64_t clock_now_us(void);
 uint64_t clock_now_seconds(void);
+/* Test hook: the clock every time above comes from, in µs (NULL restores the wall clock). */
+void clock_set_test_clock(uint64_t (*now_us)(void));
 
 /* ------------------------------------------------------------------ */
 /* Suites, groups and signature schemes (suites.c)                     */
