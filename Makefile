@@ -14,6 +14,12 @@ ifeq ($(SANITIZE),1)
   OPT   = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
   override BUILD := $(BUILD)-san
 endif
+# make check SANITIZE=thread: ThreadSanitizer over every suite (tests/test_threads.c is the
+# stress test that shares contexts between threads); a build directory of its own.
+ifeq ($(SANITIZE),thread)
+  OPT   = -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+  override BUILD := $(BUILD)-tsan
+endif
 CFLAGS_ALL = -std=c11 $(OPT) $(WARN) -fPIC $(CFLAGS)
 LIBCRYPTO  = $(shell pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)
 
@@ -180,7 +186,7 @@ RUN_SUITES = $(filter-out $(SKIPPED),$(OPTIONAL_SUITES))
 
 # The compiler's own package group: cc:gcc, cc:clang, cc:clang-san (clang's ASan/UBSan runtimes).
 CC_NAME   = $(firstword $(subst -, ,$(notdir $(firstword $(CC)))))
-CC_GROUP  = cc:$(CC_NAME)$(if $(and $(filter clang,$(CC_NAME)),$(filter 1,$(SANITIZE))),-san)
+CC_GROUP  = cc:$(CC_NAME)$(if $(and $(filter clang,$(CC_NAME)),$(filter 1 thread,$(SANITIZE))),-san)
 CHECK_DEPS = build $(CC_GROUP) certs unit $(RUN_SUITES)
 DEMO_DEPS  = build $(CC_GROUP) certs h3
 SUBMAKE    = $(MAKE) --no-print-directory
