@@ -23,9 +23,9 @@
 
 /*
  * Handshake configurations: the first input byte of fuzz_client and
- * fuzz_server picks one (its low 5 bits), so that the fuzzer reaches each
- * path from a seed of that configuration (fuzz/gen_seeds.c writes one per
- * configuration it uses).
+ * fuzz_server picks one, so that the fuzzer reaches each path from a seed
+ * of that configuration (fuzz/gen_seeds.c writes one per configuration it
+ * uses).
  */
 enum {
     FUZZ_CLIENT_AUTH = 1, /* the server requires a client certificate; the client has one */
@@ -33,8 +33,18 @@ enum {
     FUZZ_EARLY = 4,       /* 0-RTT enabled on both sides */
     FUZZ_RESUME = 8,      /* the client offers a session from a handshake made at start-up */
     FUZZ_TICKET_CB = 16,  /* the server seals tickets through the application's key callback */
-    FUZZ_CONFIGS = 32
+    FUZZ_SHA384 = 32,     /* the client offers AES-256-GCM-SHA384 and ChaCha20 only */
+    FUZZ_CERT_RSA = 64,   /* the server's certificate (bits 6-7): ECDSA P-256, RSA (PSS), */
+    FUZZ_CERT_ED25519 = 128,          /* Ed25519, */
+    FUZZ_CERT_P384 = 64 | 128,        /* or ECDSA P-384 */
+    FUZZ_CONFIGS = 256
 };
+
+static inline const char *fuzz_server_cert(unsigned cfg)
+{
+    static const char *const names[4] = {"ecdsa256", "rsa", "ed25519", "ecdsa384"};
+    return names[(cfg & FUZZ_CERT_P384) >> 6];
+}
 
 /* A fleet ticket key of the application (fixed: seeds' tickets open in any process). */
 static inline int fuzz_ticket_key_cb(SSL *s, unsigned char key_name[16], unsigned char *iv,
@@ -66,7 +76,7 @@ static inline SSL_CTX *fuzz_ctx(int server, unsigned cfg)
     cfg %= FUZZ_CONFIGS;
     if (ctx[server][cfg] != NULL)
         return ctx[server][cfg];
-    SSL_CTX *c = server ? fuzz_server_ctx() : fuzz_client_ctx();
+    SSL_CTX *c = server ? fuzz_server_ctx_with(fuzz_server_cert(cfg)) : fuzz_client_ctx();
     int ok = 1;
     if (server) {
         /* Inputs must replay alike: the anti-replay filter would refuse a seed's 0-RTT after
@@ -82,6 +92,9 @@ static inline SSL_CTX *fuzz_ctx(int server, unsigned cfg)
             ok = ok && SSL_CTX_set_tlsext_ticket_key_evp_cb(c, fuzz_ticket_key_cb);
     } else {
         ok = SSL_CTX_set1_groups_list(c, "X25519:P-256");
+        if (cfg & FUZZ_SHA384)
+            ok = ok && SSL_CTX_set_ciphersuites(
+                           c, "TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256");
         if (cfg & FUZZ_CLIENT_AUTH)
             ok = ok &&
                  SSL_CTX_use_certificate_chain_file(c, mock_cert_path("client.pem")) == 1 &&
@@ -204,16 +217,18 @@ static inline void fuzz_side_free(struct mock_side *side)
     ERR_clear_error();
 }
 
-static inline SSL_CTX *fuzz_server_ctx(void)
+static inline SSL_CTX *fuzz_server_ctx_with(const char *cert)
 {
     fuzz_set_certs();
-    SSL_CTX *ctx = mock_server_ctx("ecdsa256");
+    SSL_CTX *ctx = mock_server_ctx(cert);
     if (ctx == NULL) {
         ERR_print_errors_fp(stderr);
         abort(); /* certificates missing: run scripts/gen-certs.sh, set QTLS_CERTS */
     }
     return ctx;
 }
+
+static inline SSL_CTX *fuzz_server_ctx(void) { return fuzz_server_ctx_with("ecdsa256"); }
 
 static inline SSL_CTX *fuzz_client_ctx(void)
 {
@@ -231,9 +246,9 @@ static inline SSL_CTX *fuzz_client_ctx(void)
 
 /*
  * Handshake configurations: the first input byte of fuzz_client and
- * fuzz_server picks one (its low 5 bits), so that the fuzzer reaches each
- * path from a seed of that configuration (fuzz/gen_seeds.c writes one per
- * configuration it uses).
+ * fuzz_server picks one, so that the fuzzer reaches each path from a seed
+ * of that configuration (fuzz/gen_seeds.c writes one per configuration it
+ * uses).
  */
 enum {
     FUZZ_CLIENT_AUTH = 1, /* the server requires a client certificate; the client has one */
@@ -241,8 +256,18 @@ enum {
     FUZZ_EARLY = 4,       /* 0-RTT enabled on both sides */
     FUZZ_RESUME = 8,      /* the client offers a session from a handshake made at start-up */
     FUZZ_TICKET_CB = 16,  /* the server seals tickets through the application's key callback */
-    FUZZ_CONFIGS = 32
+    FUZZ_SHA384 = 32,     /* the client offers AES-256-GCM-SHA384 and ChaCha20 only */
+    FUZZ_CERT_RSA = 64,   /* the server's certificate (bits 6-7): ECDSA P-256, RSA (PSS), */
+    FUZZ_CERT_ED25519 = 128,          /* Ed25519, */
+    FUZZ_CERT_P384 = 64 | 128,        /* or ECDSA P-384 */
+    FUZZ_CONFIGS = 256
 };
+
+static inline const char *fuzz_server_cert(unsigned cfg)
+{
+    static const char *const names[4] = {"ecdsa256", "rsa", "ed25519", "ecdsa384"};
+    return names[(cfg & FUZZ_CERT_P384) >> 6];
+}
 
 /* A fleet ticket key of the application (fixed: seeds' tickets open in any process). */
 static inline int fuzz_ticket_key_cb(SSL *s, unsigned char key_name[16], unsigned char *iv,
@@ -274,7 +299,7 @@ static inline SSL_CTX *fuzz_ctx(int server, unsigned cfg)
     cfg %= FUZZ_CONFIGS;
     if (ctx[server][cfg] != NULL)
         return ctx[server][cfg];
-    SSL_CTX *c = server ? fuzz_server_ctx() : fuzz_client_ctx();
+    SSL_CTX *c = server ? fuzz_server_ctx_with(fuzz_server_cert(cfg)) : fuzz_client_ctx();
     int ok = 1;
     if (server) {
         /* Inputs must replay alike: the anti-replay filter would refuse a seed's 0-RTT after
@@ -290,6 +315,9 @@ static inline SSL_CTX *fuzz_ctx(int server, unsigned cfg)
             ok = ok && SSL_CTX_set_tlsext_ticket_key_evp_cb(c, fuzz_ticket_key_cb);
     } else {
         ok = SSL_CTX_set1_groups_list(c, "X25519:P-256");
+        if (cfg & FUZZ_SHA384)
+            ok = ok && SSL_CTX_set_ciphersuites(
+                           c, "TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256");
         if (cfg & FUZZ_CLIENT_AUTH)
             ok = ok &&
                  SSL_CTX_use_certificate_chain_file(c, mock_cert_path("client.pem")) == 1 &&

@@ -164,6 +164,11 @@ int main(int argc, char **argv)
         {FUZZ_RESUME | FUZZ_EARLY | FUZZ_HRR, "resume-early-hrr"},
         {FUZZ_RESUME | FUZZ_TICKET_CB, "resume-ticket-cb"},
         {FUZZ_RESUME | FUZZ_EARLY | FUZZ_TICKET_CB | FUZZ_CLIENT_AUTH, "resume-early-cb-auth"},
+        {FUZZ_CERT_RSA, "rsa"},
+        {FUZZ_CERT_ED25519 | FUZZ_CLIENT_AUTH, "ed25519-client-auth"},
+        {FUZZ_CERT_P384 | FUZZ_SHA384, "p384-sha384"},
+        {FUZZ_CERT_RSA | FUZZ_SHA384 | FUZZ_HRR | FUZZ_CLIENT_AUTH, "rsa-sha384-hrr-auth"},
+        {FUZZ_SHA384 | FUZZ_RESUME | FUZZ_EARLY, "sha384-resume-early"},
     };
     if (argc != 2)
         return 2;
