@@ -323,8 +323,10 @@ $(BENCH_DIR)/libheapcount.so: bench/heapcount.c
 # UBSan and the fuzzing mode (-DQTLS_FUZZING, src/crypto.c: fixed randomness and keys, any
 # signature, Finished or binder accepted), which make check proves absent from libqtls;
 # not part of make check. make fuzz [FUZZ_SECONDS=30] builds them, writes seed corpora
-# from a real handshake (fuzz/gen_seeds.c), runs each target for FUZZ_SECONDS and fails if any
-# crashed or leaked (reproducers: build-fuzz/crash/<target>-*).
+# from real handshakes (fuzz/gen_seeds.c), runs each target for FUZZ_SECONDS from them and
+# from its committed reproducers (fuzz/regress/<target>/, read only) and fails if any crashed
+# or leaked (new reproducers: build-fuzz/crash/<target>-*; each becomes a file in
+# fuzz/regress/ and a unit test).
 FUZZ_SECONDS ?= 30
 FUZZ_BUILD    = build-fuzz
 FUZZ_CC       = clang
@@ -376,6 +378,7 @@ fuzz-run: $(FUZZ_BINS) $(FUZZ_BUILD)/gen_seeds
 	    QTLS_CERTS=$(CURDIR)/$(FUZZ_BUILD)/certs $(FUZZ_BUILD)/$$t \
 	        -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	        -artifact_prefix=$(FUZZ_BUILD)/crash/$$t- $(FUZZ_BUILD)/corpus/$$t \
+	        $$([ -d fuzz/regress/$$t ] && echo fuzz/regress/$$t) \
 	        > $(FUZZ_BUILD)/$$t.log 2>&1 || failed="$$failed $$t"; \
 	    tail -n 3 $(FUZZ_BUILD)/$$t.log; \
 	done; \
