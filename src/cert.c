@@ -1,29 +1,15 @@
 /*
  * Certificates: loading the local certificate, key and chain from files and
  * DER into an SSL_CTX or SSL (the slots themselves are certset.c's) with
- * OpenSSL's SSL_CTX_use_* semantics and its password callback, choosing the
- * CertificateVerify scheme (RFC 8446 §4.4.3), and verifying the peer's chain with libcrypto's
- * X509_verify_cert the way OpenSSL's ssl_verify_cert_chain does, so that
- * verify callbacks, SSL_set1_host and SSL_get_verify_result behave as
- * applications expect.
+ * OpenSSL's SSL_CTX_use_* semantics and its password callback, and verifying
+ * the peer's chain with libcrypto's X509_verify_cert the way OpenSSL's
+ * ssl_verify_cert_chain does, so that verify callbacks, SSL_set1_host and
+ * SSL_get_verify_result behave as applications expect. It calls certset.c for
+ * the slots, never the other way.
  */
 #include "internal.h"
 
 #include <openssl/pem.h>
-
-/* ------------------------------------------------------------------ */
-/* The local certificate and key                                       */
-/* ------------------------------------------------------------------ */
-
-void cert_cfg_free(struct cert_cfg *cc)
-{
-    X509_free(cc->cert);
-    EVP_PKEY_free(cc->pkey);
-    sk_X509_pop_free(cc->chain, X509_free);
-    cc->cert = NULL;
-    cc->pkey = NULL;
-    cc->chain = NULL;
-}
 
 /* ------------------------------------------------------------------ */
 /* Files                                                               */
@@ -324,56 +310,6 @@ void SSL_set_default_passwd_cb_userdata(SSL *s, void *u) { s->passwd_arg = u; }
 pem_password_cb *SSL_get_default_passwd_cb(SSL *s) { return s->passwd_cb; }
 
 void *SSL_get_default_passwd_cb_userdata(SSL *s) { return s->passwd_arg; }
-
-/* ------------------------------------------------------------------ */
-/* CertificateVerify scheme                                            */
-/* ------------------------------------------------------------------ */
-
-static size_t md_len(int md_nid)
-{
-    switch (md_nid) {
-    case NID_sha256:
-        return 32;
-    case NID_sha384:
-        return 48;
-    case NID_sha512:
-        return 64;
-    default:
-        return 0;
-    }
-}
-
-/*
- * RSASSA-PSS with salt = hash length needs a modulus of at least
- * 2 * hLen + 2 bytes (RFC 8017 §9.1.1), so a 1024-bit key cannot do
- * rsa_pss_*_sha512; offering it would fail at signing time.
- */
-static int rsa_big_enough(EVP_PKEY *key, const struct sigscheme *s)
-{
-    if (s->pkey_type != EVP_PKEY_RSA && s->pkey_type != EVP_PKEY_RSA_PSS)
-        return 1;
-    int size = EVP_PKEY_get_size(key);
-    return size > 0 && (size_t)size >= 2 * md_len(s->md_nid) + 2;
-}
-
-/*
- * RFC 8446 §4.4.3: the scheme must be one the peer offered in
- * signature_algorithms (§4.2.3) and fit our key; in TLS 1.3 an ECDSA scheme
- * also fixes the curve, and PKCS#1 v1.5 and SHA-1 are not allowed. The peer's
- * order decides among the candidates.
- */
-int cert_choose_scheme(EVP_PKEY *key, const uint16_t *peer, size_t n, uint16_t *out)
-{
-    for (size_t i = 0; i < n; i++) {
-        const struct sigscheme *s = sigscheme_by_id(peer[i]);
-        if (s == NULL || !s->tls13_ok || !crypto_key_matches_scheme(key, s) ||
-            !rsa_big_enough(key, s))
-            continue;
-        *out = peer[i];
-        return 1;
-    }
-    return 0;
-}
 
 /* ------------------------------------------------------------------ */
 /* Peer chain verification                                             */

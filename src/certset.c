@@ -14,6 +14,17 @@
 /* Slots                                                               */
 /* ------------------------------------------------------------------ */
 
+/* A pair (or the one chosen for a handshake): the references it holds are dropped. */
+void cert_cfg_free(struct cert_cfg *cc)
+{
+    X509_free(cc->cert);
+    EVP_PKEY_free(cc->pkey);
+    sk_X509_pop_free(cc->chain, X509_free);
+    cc->cert = NULL;
+    cc->pkey = NULL;
+    cc->chain = NULL;
+}
+
 /* libcrypto's key type names, in slot order (OpenSSL's SSL_PKEY_* order for these types). */
 static const char *const slot_types[CERT_SLOTS] = {
     [CERT_SLOT_RSA] = "RSA",         [CERT_SLOT_RSA_PSS] = "RSA-PSS", [CERT_SLOT_EC] = "EC",
@@ -367,7 +378,7 @@ int certset_choose(SSL *c, const struct cert_set *s, const uint16_t *peer, size_
 {
     for (int i = 0; i < CERT_SLOTS; i++) {
         const struct cert_cfg *cc = &s->slot[preference[i]];
-        if (cc->cert == NULL || cc->pkey == NULL || !cert_choose_scheme(cc->pkey, peer, n, scheme))
+        if (cc->cert == NULL || cc->pkey == NULL || !sigalgs_choose_scheme(cc->pkey, peer, n, scheme))
             continue;
         cert_cfg_free(out);
         struct cert_cfg pick = *cc;

@@ -333,7 +333,7 @@ static int client_certificate(SSL *c, struct cert_cfg *out, uint16_t *scheme)
         ERR_clear_error(); /* an unusable answer means no certificate, as in OpenSSL */
         return 0;
     }
-    return cert_choose_scheme(out->pkey, hs->peer_sigschemes, hs->n_peer_sigschemes, scheme);
+    return sigalgs_choose_scheme(out->pkey, hs->peer_sigschemes, hs->n_peer_sigschemes, scheme);
 }
 
 /* §4.4.2: our certificate if we have one the server can accept, else an empty one. */

@@ -1,5 +1,5 @@
 /*
- * SSL_CTX: library initialisation, the methods, the context's lifetime and
+ * SSL_CTX: the methods, the context's lifetime and
  * configuration, and SSL_CTX_ctrl for the <openssl/ssl.h> macros QUIC stacks
  * use (research/quic-api-surface.md §1.D). Defaults are those of a fresh
  * OpenSSL 3.0 context, so applications observe the same values.
@@ -7,31 +7,6 @@
 #include "internal.h"
 
 #include <string.h>
-
-/* ------------------------------------------------------------------ */
-/* Initialisation                                                      */
-/* ------------------------------------------------------------------ */
-
-static CRYPTO_ONCE strings_once = CRYPTO_ONCE_STATIC_INIT;
-
-int OPENSSL_init_ssl(uint64_t opts, const OPENSSL_INIT_SETTINGS *settings)
-{
-    /* As libssl: the ciphers and digests, and the configuration file unless refused. */
-    opts |= OPENSSL_INIT_ADD_ALL_CIPHERS | OPENSSL_INIT_ADD_ALL_DIGESTS;
-    if ((opts & OPENSSL_INIT_NO_LOAD_CONFIG) == 0)
-        opts |= OPENSSL_INIT_LOAD_CONFIG;
-    if (!OPENSSL_init_crypto(opts, settings))
-        return 0;
-    if ((opts & OPENSSL_INIT_NO_LOAD_SSL_STRINGS) == 0 &&
-        !CRYPTO_THREAD_run_once(&strings_once, err_load_strings))
-        return 0;
-    return crypto_init(); /* raises its own error */
-}
-
-int ERR_load_SSL_strings(void)
-{
-    return OPENSSL_init_ssl(OPENSSL_INIT_LOAD_SSL_STRINGS, NULL);
-}
 
 /* ------------------------------------------------------------------ */
 /* Methods: only the version-flexible ones, the three QUIC accepts     */

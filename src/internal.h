@@ -278,7 +278,7 @@ struct cert_cfg {
     EVP_PKEY *pkey;
     STACK_OF(X509) *chain; /* intermediates, leaf excluded */
 };
-void cert_cfg_free(struct cert_cfg *cc);
+void cert_cfg_free(struct cert_cfg *cc); /* certset.c */
 
 /*
  * certset.c: OpenSSL's certificate slots, one pair per key type (its SSL_PKEY_* indexes: all EC
@@ -664,9 +664,6 @@ enum {
 /* Certificates (cert.c)                                               */
 /* ------------------------------------------------------------------ */
 
-/* Picks the CertificateVerify scheme for our key among the peer's list (peer order). */
-QTLS_MUST_CHECK int cert_choose_scheme(EVP_PKEY *key, const uint16_t *peer, size_t n,
-                                       uint16_t *out);
 /*
  * Verifies the peer chain (leaf first) against the context's store with the
  * connection's X509_VERIFY_PARAM (host name), through the verify callback.
@@ -1075,6 +1072,9 @@ void sigalgs_write(const SSL *c, struct wr *w, uint16_t grease);
 /* Is this scheme acceptable in the peer's CertificateVerify / one we may sign with? */
 int sigalgs_we_accept(const SSL *c, uint16_t id);
 int sigalgs_we_sign_with(const SSL *c, uint16_t id);
+/* Picks the CertificateVerify scheme for our key among the peer's list (peer order). */
+QTLS_MUST_CHECK int sigalgs_choose_scheme(EVP_PKEY *key, const uint16_t *peer, size_t n,
+                                          uint16_t *out);
 /* Server: the client's supported_groups, for the getters (the supported_groups row). */
 ext_parse_fn sigalgs_take_peer_groups;
 

@@ -1,7 +1,7 @@
 /*
  * Signature algorithms (RFC 8446 §4.2.3) as OpenSSL's SSL_CTX_set1_sigalgs(3) configures them,
- * and the group getters. Two lists per context and connection, empty meaning the defaults of
- * suites.c:
+ * the group getters, and the CertificateVerify scheme for a key (§4.4.3). Two lists per context
+ * and connection, empty meaning the defaults of suites.c:
  *
  *   sigalgs         what a client offers in ClientHello, and what a server signs with;
  *   client_sigalgs  (if set) what a server offers in CertificateRequest, and what a client signs
@@ -306,4 +306,54 @@ int sigalgs_take_peer_groups(SSL *c, const struct rd *b)
     while (c->n_peer_groups < QTLS_MAX_PEER_GROUPS && rd_u16(&list, &id))
         c->peer_groups[c->n_peer_groups++] = id;
     return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* CertificateVerify scheme                                            */
+/* ------------------------------------------------------------------ */
+
+static size_t md_len(int md_nid)
+{
+    switch (md_nid) {
+    case NID_sha256:
+        return 32;
+    case NID_sha384:
+        return 48;
+    case NID_sha512:
+        return 64;
+    default:
+        return 0;
+    }
+}
+
+/*
+ * RSASSA-PSS with salt = hash length needs a modulus of at least
+ * 2 * hLen + 2 bytes (RFC 8017 §9.1.1), so a 1024-bit key cannot do
+ * rsa_pss_*_sha512; offering it would fail at signing time.
+ */
+static int rsa_big_enough(EVP_PKEY *key, const struct sigscheme *s)
+{
+    if (s->pkey_type != EVP_PKEY_RSA && s->pkey_type != EVP_PKEY_RSA_PSS)
+        return 1;
+    int size = EVP_PKEY_get_size(key);
+    return size > 0 && (size_t)size >= 2 * md_len(s->md_nid) + 2;
+}
+
+/*
+ * RFC 8446 §4.4.3: the scheme must be one the peer offered in
+ * signature_algorithms (§4.2.3) and fit our key; in TLS 1.3 an ECDSA scheme
+ * also fixes the curve, and PKCS#1 v1.5 and SHA-1 are not allowed. The peer's
+ * order decides among the candidates.
+ */
+int sigalgs_choose_scheme(EVP_PKEY *key, const uint16_t *peer, size_t n, uint16_t *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct sigscheme *s = sigscheme_by_id(peer[i]);
+        if (s == NULL || !s->tls13_ok || !crypto_key_matches_scheme(key, s) ||
+            !rsa_big_enough(key, s))
+            continue;
+        *out = peer[i];
+        return 1;
+    }
+    return 0;
 }

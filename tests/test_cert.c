@@ -295,7 +295,7 @@ static uint16_t choose(const char *key_name, const uint16_t *peer, size_t n)
 {
     EVP_PKEY *k = read_key(key_name);
     uint16_t out = 0;
-    int ok = cert_choose_scheme(k, peer, n, &out);
+    int ok = sigalgs_choose_scheme(k, peer, n, &out);
     EVP_PKEY_free(k);
     return ok ? out : 0;
 }
@@ -336,7 +336,7 @@ static void scheme_skips_pss_too_big_for_small_rsa(void **state)
     assert_non_null(k);
     const uint16_t peer[] = {0x0806, 0x0805, 0x0804};
     uint16_t out = 0;
-    assert_int_equal(cert_choose_scheme(k, peer, 3, &out), 1);
+    assert_int_equal(sigalgs_choose_scheme(k, peer, 3, &out), 1);
     assert_int_equal(out, 0x0805);
     EVP_PKEY_free(k);
 }
