@@ -21,6 +21,7 @@ static struct {
     EVP_CIPHER *gcm; /* AES-256-GCM: qtls's own session tickets */
     EVP_MAC *hmac;   /* the EVP_MAC_CTX handed to the application's ticket key callback */
     uint8_t empty_hash[QTLS_HASH_COUNT][EVP_MAX_MD_SIZE]; /* Hash(""), a constant (§7.1) */
+    CRYPTO_RWLOCK *pool_lock;                             /* guards kex_pools (below) */
 } g = {.once = CRYPTO_ONCE_STATIC_INIT};
 
 static const char *const md_names[QTLS_HASH_COUNT] = {"SHA2-256", "SHA2-384"};
@@ -73,7 +74,8 @@ static void fetch_all(void)
     }
     g.gcm = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
     g.hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-    g.ok = g.gcm != NULL && g.hmac != NULL;
+    g.pool_lock = CRYPTO_THREAD_lock_new();
+    g.ok = g.gcm != NULL && g.hmac != NULL && g.pool_lock != NULL;
 }
 
 int crypto_init(void)
@@ -350,24 +352,108 @@ int crypto_ticket_cb_mac(struct crypto_ticket_cb *t, const uint8_t *in, size_t l
 
 /* ---- key exchange (RFC 8446 §4.2.8, §7.4) ---- */
 
-static EVP_PKEY *generate_key(const struct group *g_)
+/*
+ * OpenSSL 3.0 looks a key type up by name, walking its whole name map, each
+ * time it makes a key context or a key (EVP_PKEY_CTX_new_from_name, the key
+ * EVP_PKEY_new_raw_public_key makes): about 16 k instructions a time, several
+ * times a handshake (bench/README.md). So the objects that carry no secret
+ * and can be used again are kept in a small pool per group and reused: the
+ * keygen contexts (set up with the group, holding no key) and the peer-key
+ * objects of X25519/X448 (a public key, overwritten with each peer's share).
+ * One lock guards the pools; an object is used by one handshake at a time.
+ */
+#define KEX_POOL_MAX 8 /* per group and kind: about the handshakes running at once */
+
+struct kex_pool {
+    uint16_t group; /* 0: slot unused */
+    size_t n_gen, n_peer;
+    EVP_PKEY_CTX *gen[KEX_POOL_MAX];
+    EVP_PKEY *peer[KEX_POOL_MAX];
+};
+static struct kex_pool kex_pools[QTLS_MAX_GROUPS];
+
+/* The group's pool, made on first use; called with the lock held. NULL if all are taken. */
+static struct kex_pool *pool_of(const struct group *grp)
+{
+    for (size_t i = 0; i < QTLS_MAX_GROUPS; i++) {
+        if (kex_pools[i].group == grp->id)
+            return &kex_pools[i];
+        if (kex_pools[i].group == 0) {
+            kex_pools[i].group = grp->id;
+            return &kex_pools[i];
+        }
+    }
+    return NULL;
+}
+
+/* Takes a pooled object (gen: a keygen context, else a peer key); NULL if none is left. */
+static void *pool_take(const struct group *grp, int gen)
+{
+    void *obj = NULL;
+    if (!CRYPTO_THREAD_write_lock(g.pool_lock))
+        return NULL;
+    struct kex_pool *p = pool_of(grp);
+    if (p != NULL && gen && p->n_gen > 0)
+        obj = p->gen[--p->n_gen];
+    else if (p != NULL && !gen && p->n_peer > 0)
+        obj = p->peer[--p->n_peer];
+    CRYPTO_THREAD_unlock(g.pool_lock);
+    return obj;
+}
+
+/* Gives an object back to its pool, or frees it when the pool is full. */
+static void pool_give(const struct group *grp, int gen, void *obj)
+{
+    if (obj == NULL)
+        return;
+    if (CRYPTO_THREAD_write_lock(g.pool_lock)) {
+        struct kex_pool *p = pool_of(grp);
+        if (p != NULL && gen && p->n_gen < KEX_POOL_MAX) {
+            p->gen[p->n_gen++] = obj;
+            obj = NULL;
+        } else if (p != NULL && !gen && p->n_peer < KEX_POOL_MAX) {
+            p->peer[p->n_peer++] = obj;
+            obj = NULL;
+        }
+        CRYPTO_THREAD_unlock(g.pool_lock);
+    }
+    if (obj != NULL && gen)
+        EVP_PKEY_CTX_free(obj);
+    else if (obj != NULL)
+        EVP_PKEY_free(obj);
+}
+
+/* A keygen context for the group, set up once; each EVP_PKEY_keygen on it makes a new key. */
+static EVP_PKEY_CTX *new_keygen_ctx(const struct group *g_)
 {
     EVP_PKEY_CTX *pctx;
-    EVP_PKEY *key = NULL;
     if (g_->kind == KEX_EC) {
         pctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
         if (pctx == NULL || EVP_PKEY_keygen_init(pctx) <= 0 ||
             EVP_PKEY_CTX_set_group_name(pctx, OBJ_nid2sn(g_->nid)) <= 0)
-            goto done;
+            goto fail;
     } else {
         pctx = EVP_PKEY_CTX_new_from_name(NULL, g_->kind == KEX_X25519 ? "X25519" : "X448", NULL);
         if (pctx == NULL || EVP_PKEY_keygen_init(pctx) <= 0)
-            goto done;
+            goto fail;
     }
-    if (EVP_PKEY_keygen(pctx, &key) <= 0)
-        key = NULL;
-done:
+    return pctx;
+fail:
     EVP_PKEY_CTX_free(pctx);
+    return NULL;
+}
+
+static EVP_PKEY *generate_key(const struct group *g_)
+{
+    EVP_PKEY_CTX *pctx = pool_take(g_, 1);
+    EVP_PKEY *key = NULL;
+    if (pctx == NULL)
+        pctx = new_keygen_ctx(g_);
+    if (pctx == NULL || EVP_PKEY_keygen(pctx, &key) <= 0) {
+        EVP_PKEY_CTX_free(pctx); /* not reused after a failure */
+        return NULL;
+    }
+    pool_give(g_, 1, pctx);
     return key;
 }
 
@@ -414,10 +500,16 @@ static EVP_PKEY *peer_key(const struct group *grp, EVP_PKEY *priv, const uint8_t
 {
     if (peer_len != grp->share_len)
         return NULL;
-    if (grp->kind != KEX_EC)
+    if (grp->kind != KEX_EC) {
+        /* A pooled X25519/X448 public key takes the share's bytes, exactly as a new one would. */
+        EVP_PKEY *pk = pool_take(grp, 0);
+        if (pk != NULL && EVP_PKEY_set1_encoded_public_key(pk, peer, peer_len))
+            return pk;
+        EVP_PKEY_free(pk);
         return EVP_PKEY_new_raw_public_key(grp->kind == KEX_X25519 ? EVP_PKEY_X25519
                                                                    : EVP_PKEY_X448,
                                            NULL, peer, peer_len);
+    }
     EVP_PKEY *pk = EVP_PKEY_new();
     if (pk == NULL || !EVP_PKEY_copy_parameters(pk, priv) ||
         !EVP_PKEY_set1_encoded_public_key(pk, peer, peer_len)) {
@@ -441,10 +533,21 @@ size_t crypto_kex_derive(const struct group *grp, EVP_PKEY *priv, const uint8_t 
     EVP_PKEY *pk = peer_key(grp, priv, peer, peer_len);
     EVP_PKEY_CTX *dctx = pk == NULL ? NULL : EVP_PKEY_CTX_new_from_pkey(NULL, priv, NULL);
     size_t len = out_cap;
+    /*
+     * The peer-key check of EVP_PKEY_derive_set_peer: for X25519/X448 all it
+     * asks (OpenSSL 3.0's ecx_validate) is whether the key has a public part,
+     * which peer_key just gave it, at the cost of one more key context; the
+     * all-zero test below is the check that matters (§7.4.2). EC keys keep
+     * OpenSSL's full public-key validation.
+     */
     int ok = dctx != NULL && EVP_PKEY_derive_init(dctx) > 0 &&
-             EVP_PKEY_derive_set_peer(dctx, pk) > 0 && EVP_PKEY_derive(dctx, out, &len) > 0;
+             EVP_PKEY_derive_set_peer_ex(dctx, pk, grp->kind == KEX_EC) > 0 &&
+             EVP_PKEY_derive(dctx, out, &len) > 0;
     EVP_PKEY_CTX_free(dctx);
-    EVP_PKEY_free(pk);
+    if (grp->kind != KEX_EC && ok)
+        pool_give(grp, 0, pk);
+    else
+        EVP_PKEY_free(pk);
     if (ok && grp->kind != KEX_EC) {
         /* §7.4.2: an all-zero X25519/X448 result means a small-order point. */
         uint8_t acc = 0;

@@ -98,6 +98,7 @@ int SSL_do_handshake(SSL *s)
         return -1;
     }
     int ret = drive_handshake(s);
+    quic_release_consumed(s);
     /* OpenSSL's state machine reports every exit, want-read included. */
     cb_info(s, s->server ? SSL_CB_ACCEPT_EXIT : SSL_CB_CONNECT_EXIT, ret);
     return ret;
@@ -192,6 +193,7 @@ int SSL_process_quic_post_handshake(SSL *ssl)
         cb_handshake_message(ssl, 0, m.p, m.n);
         quic_consume_message(ssl, m.n);
     }
+    quic_release_consumed(ssl);
     if (ssl->alert != 0) {
         quic_send_pending_alert(ssl);
         ssl->phase = PHASE_FAILED;

@@ -707,6 +707,8 @@ void quic_consume_message(SSL *c, size_t len);
 QTLS_MUST_CHECK int quic_set_read_level(SSL *c, OSSL_ENCRYPTION_LEVEL level);
 /* Frees the input buffers. */
 void quic_free_buffers(SSL *c);
+/* Frees the input buffers of levels with nothing left unread (between API calls only). */
+void quic_release_consumed(SSL *c);
 
 /* ------------------------------------------------------------------ */
 /* Handshake (handshake.c, msg.c, client.c, server.c, extensions.c)    */

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <openssl/err.h>
 
+#include "internal.h" /* the input buffers of an established connection */
 #include "mock_quic.h"
 
 struct fixture {
@@ -157,6 +158,27 @@ static void every_certificate_type_verifies(void **state)
         X509_free(peer);
         mock_pair_free(&f->p);
         SSL_CTX_free(sctx);
+    }
+}
+
+/*
+ * Input buffers go back once every byte is read: an established connection
+ * keeps none of the handshake's bytes, however they were cut into pieces
+ * (bytes of a message not yet whole stay until the rest comes).
+ */
+static void established_connections_keep_no_handshake_input(void **state)
+{
+    struct fixture *f = *state;
+    long chunks[] = {0, 1, 5, -1};
+    for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+        assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
+        assert_true(mock_handshake(&f->p, chunks[i]));
+        assert_completed(&f->p);
+        for (int l = 0; l < 4; l++) {
+            assert_int_equal(f->p.client.ssl->in[l].cap, 0);
+            assert_int_equal(f->p.server.ssl->in[l].cap, 0);
+        }
+        mock_pair_free(&f->p);
     }
 }
 
@@ -394,6 +416,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(every_suite_and_group_completes, setup, teardown),
         cmocka_unit_test_setup_teardown(every_certificate_type_verifies, setup, teardown),
         cmocka_unit_test_setup_teardown(any_framing_completes, setup, teardown),
+        cmocka_unit_test_setup_teardown(established_connections_keep_no_handshake_input, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(hello_retry_request_completes_with_the_servers_group,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(server_params_set_inside_secret_callback_are_sent, setup,
