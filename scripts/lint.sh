@@ -23,7 +23,7 @@ LAYERS='
 3  keysched    keysched quic_crypto
 4  glue        callbacks quic
 5  secrets     secrets session ticket
-6  policy      cert certset sigalgs ca_list ocsp client_hello seclevel dh cipher_lists
+6  policy      cert certset sigalgs ca_list ocsp sct client_hello seclevel dh cipher_lists
 7  resumption  resumption
 8  extensions  extensions custom_ext
 9  messages    msg nst

@@ -180,6 +180,7 @@ static const ERR_STRING_DATA reasons[] = {
     R(QTLS_R_TLS_OVER_TCP_UNSUPPORTED, "TLS over TCP is not supported"),
     R(QTLS_R_NOT_IMPLEMENTED, "not implemented"),
     R(QTLS_R_POST_HANDSHAKE_AUTH_IN_QUIC, "post-handshake authentication is not allowed in quic"),
+    R(QTLS_R_INVALID_SCT_LIST, "invalid sct list"),
     R(QTLS_R_CUSTOM_EXT_HANDLED_INTERNALLY, "extension handled internally"),
     R(QTLS_R_CUSTOM_EXT_DUPLICATE, "custom extension already added"),
     {0, NULL},

@@ -525,6 +525,10 @@ static const struct ext_row ext_table[EXT_COUNT] = {
                                       W(CT, ocsp_server_write_response)},
                             .parse = {W(CH, ocsp_server_take_request),
                                       W(CT, ocsp_client_take_response)}},
+    /* RFC 6962 §3.3, RFC 8446 §4.4.2.1: SCT lists (sct.c) */
+    [EXT_SCT] = {TLSEXT_TYPE_signed_certificate_timestamp, EM_CH | EM_CR | EM_CT,
+                 .write = {W(CH, sct_client_write_request), W(CT, sct_server_write_list)},
+                 .parse = {W(CH, sct_server_take_request), W(CT, sct_client_take_list)}},
     /* RFC 8446 §4.2.4 (ca_list.c) */
     [EXT_CERTIFICATE_AUTHORITIES] = {47, EM_CH | EM_CR,
                                      .write = {W(CH, ca_list_client_write),

@@ -17,7 +17,7 @@
  * Exit codes: 0 pass, 1 fail (the error queue goes to stderr, where the
  * runner looks for the expected error, translated by config.json's ErrorMap),
  * 89 "unimplemented": the test needs something qtls does not do (TLS over
- * TCP, DTLS, ECH, ALPS, Channel ID, OCSP, asynchronous callbacks, ...).
+ * TCP, DTLS, ECH, ALPS, Channel ID, asynchronous callbacks, ...).
  *
  * Session and 0-RTT functions are referenced weakly: while qtls lacks them
  * the shim answers 89 to the tests that need them (after the first
@@ -114,6 +114,8 @@ struct config {
     int enable_ocsp_stapling, use_ocsp_callback, set_ocsp_in_callback, decline_ocsp_callback,
         fail_ocsp_callback;
     struct blob ocsp_response, expect_ocsp_response;
+    int enable_signed_cert_timestamps;
+    struct blob signed_cert_timestamps, expect_signed_cert_timestamps;
     const char *unimplemented; /* the first flag qtls cannot honour */
 };
 
@@ -204,6 +206,10 @@ static const struct flag flags[] = {
     B("-set-ocsp-in-callback", set_ocsp_in_callback),
     B("-decline-ocsp-callback", decline_ocsp_callback),
     B("-fail-ocsp-callback", fail_ocsp_callback),
+    /* BoringSSL's SCT list API, which qtls has (sct.c). */
+    B("-enable-signed-cert-timestamps", enable_signed_cert_timestamps),
+    X("-signed-cert-timestamps", signed_cert_timestamps),
+    X("-expect-signed-cert-timestamps", expect_signed_cert_timestamps),
 
     /* Not TLS 1.3 over QUIC, or not something qtls does. */
     NOB("-dtls"),                     /* DTLS */
@@ -240,8 +246,6 @@ static const struct flag flags[] = {
     NOP("-expect-channel-id"), NOB("-enable-channel-id"), NOP("-send-channel-id"),
     NOB("-verify-peer-if-no-obc"),    /* Channel ID */
     NOP("-advertise-npn"), NOP("-expect-next-proto"), NOP("-select-next-proto"), /* NPN */
-    NOB("-enable-signed-cert-timestamps"), NOP("-signed-cert-timestamps"),
-    NOP("-expect-signed-cert-timestamps"), /* SCT */
     NOB("-install-cert-compression-algs"), NOP("-install-one-cert-compression-alg"),
     NOP("-delegated-credential"), NOB("-expect-delegated-credential-used"),
     NOB("-enable-grease"), NOB("-permute-extensions"), /* BoringSSL ClientHello shaping */
@@ -1093,6 +1097,12 @@ static SSL *new_ssl(SSL_CTX *ctx, struct conn *c, SSL_SESSION *session)
         if (copy == NULL || !SSL_set_tlsext_status_ocsp_resp(ssl, copy, (long)cfg->ocsp_response.n))
             return NULL;
     }
+    if (cfg->enable_signed_cert_timestamps)
+        SSL_enable_signed_cert_timestamps(ssl);
+    if (cfg->signed_cert_timestamps.set &&
+        !SSL_set_signed_cert_timestamp_list(ssl, cfg->signed_cert_timestamps.p,
+                                            cfg->signed_cert_timestamps.n))
+        return NULL;
     if (cfg->srtp_profiles != NULL && SSL_set_tlsext_use_srtp(ssl, cfg->srtp_profiles) != 0)
         return NULL;
     if (cfg->enable_early_data)
@@ -1502,6 +1512,17 @@ static int check_handshake(struct conn *c)
         } else if (n < 0 || (size_t)n != cfg->expect_ocsp_response.n ||
                    memcmp(resp, cfg->expect_ocsp_response.p, (size_t)n) != 0) {
             fail_note(c, "OCSP response mismatch");
+            return 0;
+        }
+    }
+    /* The server's SCT list; on a resumption the session's (BoringSSL's behaviour, and qtls's). */
+    if (cfg->expect_signed_cert_timestamps.set) {
+        const uint8_t *list;
+        size_t n;
+        SSL_get0_signed_cert_timestamp_list(ssl, &list, &n);
+        if (n != cfg->expect_signed_cert_timestamps.n ||
+            (n > 0 && memcmp(list, cfg->expect_signed_cert_timestamps.p, n) != 0)) {
+            fail_note(c, "SCT list mismatch");
             return 0;
         }
     }
