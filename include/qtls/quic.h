@@ -127,7 +127,8 @@ void SSL_CTX_set_reverify_on_resume(SSL_CTX *ctx, int enabled);
 /*
  * BoringSSL's SSL_CTX_set_grease_enabled (RFC 8701): a client puts GREASE values in its
  * ClientHello's cipher suites, groups and key share, signature algorithms, versions, PSK modes
- * and two extensions, the same values again after HelloRetryRequest. Off by default (quictls).
+ * and two extensions, the same values again after HelloRetryRequest; a server puts one empty
+ * GREASE extension in each NewSessionTicket. Off by default (quictls).
  * SSL_new copies the context's setting; SSL_set_grease_enabled changes one connection's.
  */
 void SSL_CTX_set_grease_enabled(SSL_CTX *ctx, int enabled);

@@ -114,7 +114,7 @@ struct config {
     int enable_ocsp_stapling, use_ocsp_callback, set_ocsp_in_callback, decline_ocsp_callback,
         fail_ocsp_callback;
     struct blob ocsp_response, expect_ocsp_response;
-    int enable_signed_cert_timestamps;
+    int enable_signed_cert_timestamps, enable_grease;
     struct blob signed_cert_timestamps, expect_signed_cert_timestamps;
     const char *unimplemented; /* the first flag qtls cannot honour */
 };
@@ -210,6 +210,7 @@ static const struct flag flags[] = {
     B("-enable-signed-cert-timestamps", enable_signed_cert_timestamps),
     X("-signed-cert-timestamps", signed_cert_timestamps),
     X("-expect-signed-cert-timestamps", expect_signed_cert_timestamps),
+    B("-enable-grease", enable_grease), /* SSL_set_grease_enabled (RFC 8701), both roles */
 
     /* Not TLS 1.3 over QUIC, or not something qtls does. */
     NOB("-dtls"),                     /* DTLS */
@@ -248,7 +249,7 @@ static const struct flag flags[] = {
     NOP("-advertise-npn"), NOP("-expect-next-proto"), NOP("-select-next-proto"), /* NPN */
     NOB("-install-cert-compression-algs"), NOP("-install-one-cert-compression-alg"),
     NOP("-delegated-credential"), NOB("-expect-delegated-credential-used"),
-    NOB("-enable-grease"), NOB("-permute-extensions"), /* BoringSSL ClientHello shaping */
+    NOB("-permute-extensions"),       /* BoringSSL ClientHello shaping */
     NOB("-allow-unknown-alpn-protos"), /* BoringSSL's SSL_CTX_set_allow_unknown_alpn_protos */
     NOB("-use-early-callback"), NOB("-fail-early-callback"), /* BoringSSL's select_certificate_cb */
     NOB("-install-ddos-callback"), NOB("-fail-ddos-callback"),
@@ -1099,6 +1100,8 @@ static SSL *new_ssl(SSL_CTX *ctx, struct conn *c, SSL_SESSION *session)
     }
     if (cfg->enable_signed_cert_timestamps)
         SSL_enable_signed_cert_timestamps(ssl);
+    if (cfg->enable_grease)
+        SSL_set_grease_enabled(ssl, 1);
     if (cfg->signed_cert_timestamps.set &&
         !SSL_set_signed_cert_timestamp_list(ssl, cfg->signed_cert_timestamps.p,
                                             cfg->signed_cert_timestamps.n))
