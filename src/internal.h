@@ -45,6 +45,7 @@
 #define QTLS_R_NOT_IMPLEMENTED 922          /* a setting qtls does not implement (data names it) */
 #define QTLS_R_POST_HANDSHAKE_AUTH_IN_QUIC 923 /* RFC 9001 §4.4 */
 #define QTLS_R_INVALID_SCT_LIST 924 /* sct.c: not an RFC 6962 §3.3 list (BoringSSL's reason) */
+#define QTLS_R_OCSP_CB_ERROR 925    /* ocsp.c: a status callback said no, after OpenSSL's reason */
 #define QTLS_R_CUSTOM_EXT_HANDLED_INTERNALLY 940 /* custom_ext.c: qtls handles that extension */
 #define QTLS_R_CUSTOM_EXT_DUPLICATE 941          /* custom_ext.c: the type is already added */
 

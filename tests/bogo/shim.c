@@ -115,6 +115,7 @@ struct config {
         fail_ocsp_callback;
     struct blob ocsp_response, expect_ocsp_response;
     int enable_signed_cert_timestamps, enable_grease;
+    int async;
     struct blob signed_cert_timestamps, expect_signed_cert_timestamps;
     const char *unimplemented; /* the first flag qtls cannot honour */
 };
@@ -211,10 +212,14 @@ static const struct flag flags[] = {
     X("-signed-cert-timestamps", signed_cert_timestamps),
     X("-expect-signed-cert-timestamps", expect_signed_cert_timestamps),
     B("-enable-grease", enable_grease), /* SSL_set_grease_enabled (RFC 8701), both roles */
+    /* BoringSSL's shim: in QUIC only callbacks are asynchronous. Of its callbacks, OpenSSL's API
+       lets the certificate callback pause (SSL_ERROR_WANT_X509_LOOKUP): it installs the
+       certificate after one retry, as BoringSSL's CertCallback. Its private-key, verify and
+       ticket retries have no OpenSSL form: the tests named *-Async stay disabled. */
+    B("-async", async),
 
     /* Not TLS 1.3 over QUIC, or not something qtls does. */
     NOB("-dtls"),                     /* DTLS */
-    NOB("-async"),                    /* asynchronous callbacks (private key, cert, ticket, session) */
     NOB("-handoff"),                  /* split handshakes */
     NOB("-handshake-hints"),          /* split handshakes */
     NOB("-allow-hint-mismatch"),      /* split handshakes */
@@ -447,6 +452,7 @@ struct conn {
     int early_written;           /* client: the 0-RTT "hello" went out */
     int alpn_select_done;
     int ticket_decrypt_done;
+    int cert_ready;              /* -async: the certificate callback may now install the pair */
     int got_new_session;
     SSL_SESSION *new_session;
     uint8_t *early_in;           /* server: 0-RTT application data received */
@@ -894,6 +900,23 @@ static int new_session_cb(SSL *ssl, SSL_SESSION *session)
     return 1; /* keeps the reference */
 }
 
+/*
+ * -async: BoringSSL's CertCallback. The first call pauses the handshake; the retry installs the
+ * certificate and key the context did not get.
+ */
+static int async_cert_cb(SSL *ssl, void *arg)
+{
+    struct conn *c = conn_of(ssl);
+    const struct config *cfg = c->cfg;
+    if (!c->cert_ready)
+        return -1;
+    if (cfg->cert_file != NULL && SSL_use_certificate_chain_file(ssl, cfg->cert_file) != 1)
+        return 0;
+    if (cfg->key_file != NULL && SSL_use_PrivateKey_file(ssl, cfg->key_file, SSL_FILETYPE_PEM) != 1)
+        return 0;
+    return 1;
+}
+
 /* BoringSSL's TicketKeyCallback, on OpenSSL 3's EVP interface: an all-zero key. */
 static int ticket_key_cb(SSL *ssl, unsigned char key_name[16], unsigned char *iv,
                          EVP_CIPHER_CTX *ctx, EVP_MAC_CTX *hctx, int enc)
@@ -1019,8 +1042,8 @@ static SSL_CTX *setup_ctx(const struct config *cfg)
     const SSL_QUIC_METHOD *m = &quictls_method;
     if (!SSL_CTX_set_quic_method(ctx, m))
         goto err;
-    /* With -use-old-client-cert-callback the certificate comes from the callback. */
-    int install = !cfg->use_old_client_cert_callback;
+    /* With -use-old-client-cert-callback or -async the certificate comes from a callback. */
+    int install = !cfg->use_old_client_cert_callback && !cfg->async;
     if (install && cfg->cert_file != NULL &&
         SSL_CTX_use_certificate_chain_file(ctx, cfg->cert_file) != 1)
         goto err;
@@ -1102,6 +1125,8 @@ static SSL *new_ssl(SSL_CTX *ctx, struct conn *c, SSL_SESSION *session)
         SSL_enable_signed_cert_timestamps(ssl);
     if (cfg->enable_grease)
         SSL_set_grease_enabled(ssl, 1);
+    if (cfg->async && !cfg->use_old_client_cert_callback)
+        SSL_set_cert_cb(ssl, async_cert_cb, NULL);
     if (cfg->signed_cert_timestamps.set &&
         !SSL_set_signed_cert_timestamp_list(ssl, cfg->signed_cert_timestamps.p,
                                             cfg->signed_cert_timestamps.n))
@@ -1253,7 +1278,12 @@ static int do_handshake(struct conn *c)
         int ret = SSL_do_handshake(c->ssl);
         if (ret == 1)
             return 1;
-        if (SSL_get_error(c->ssl, ret) != SSL_ERROR_WANT_READ)
+        int err = SSL_get_error(c->ssl, ret);
+        if (err == SSL_ERROR_WANT_X509_LOOKUP && c->cfg->async && !c->cert_ready) {
+            c->cert_ready = 1; /* the "asynchronous work" is done: retry */
+            continue;
+        }
+        if (err != SSL_ERROR_WANT_READ)
             return 0;
         /* A client with 0-RTT keys writes its early data now. */
         if (!c->cfg->is_server && c->wr[LEVEL_EARLY].set && !c->early_written) {
