@@ -214,8 +214,8 @@ static const struct flag flags[] = {
     B("-enable-grease", enable_grease), /* SSL_set_grease_enabled (RFC 8701), both roles */
     /* BoringSSL's shim: in QUIC only callbacks are asynchronous. Of its callbacks, OpenSSL's API
        lets the certificate callback pause (SSL_ERROR_WANT_X509_LOOKUP): it installs the
-       certificate after one retry, as BoringSSL's CertCallback. Its private-key, verify and
-       ticket retries have no OpenSSL form: the tests named *-Async stay disabled. */
+       certificate after one retry, as BoringSSL's CertCallback. Its private-key, custom-verify
+       and early-callback retries have no OpenSSL form, so *-Async tests pause only there. */
     B("-async", async),
 
     /* Not TLS 1.3 over QUIC, or not something qtls does. */
