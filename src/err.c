@@ -58,6 +58,7 @@ static const ERR_STRING_DATA reasons[] = {
     R(SSL_R_INVALID_MAX_EARLY_DATA, "invalid max early data"),
     R(SSL_R_INVALID_NULL_CMD_NAME, "invalid null cmd name"),
     R(SSL_R_INVALID_SESSION_ID, "invalid session id"),
+    R(SSL_R_INVALID_SERVERINFO_DATA, "invalid serverinfo data"),
     R(SSL_R_INVALID_STATUS_RESPONSE, "invalid status response"),
     R(SSL_R_INVALID_TICKET_KEYS_LENGTH, "invalid ticket keys length"),
     R(SSL_R_LENGTH_MISMATCH, "length mismatch"),

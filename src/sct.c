@@ -155,6 +155,65 @@ int sct_server_write_list(SSL *c, struct wr *w)
     return 1;
 }
 
+/* ---- OpenSSL's serverinfo, for the SCT list ---- */
+
+/*
+ * SSL_CTX_use_serverinfo_ex: a sequence of extension blocks the server sends. Version 2 blocks
+ * are { uint32 context; uint16 type; opaque data<0..2^16-1>; }, version 1 blocks lack the
+ * context, which OpenSSL then sets to TLS 1.2 only. In TLS 1.3 the one block qtls can send is
+ * the SCT list in the certificate (type 18 with SSL_EXT_TLS1_3_CERTIFICATE): it becomes the
+ * context's list (one for all its certificates, where OpenSSL keeps one per certificate).
+ * Blocks for TLS 1.2 only are accepted and never sent, as OpenSSL does in TLS 1.3; another
+ * extension for TLS 1.3 fails naming it. The data is checked whole before anything is kept.
+ */
+#define TLS13_MESSAGES                                                                             \
+    (SSL_EXT_TLS1_3_SERVER_HELLO | SSL_EXT_TLS1_3_ENCRYPTED_EXTENSIONS |                           \
+     SSL_EXT_TLS1_3_HELLO_RETRY_REQUEST | SSL_EXT_TLS1_3_CERTIFICATE |                             \
+     SSL_EXT_TLS1_3_NEW_SESSION_TICKET | SSL_EXT_TLS1_3_CERTIFICATE_REQUEST)
+
+int SSL_CTX_use_serverinfo_ex(SSL_CTX *ctx, unsigned int version, const unsigned char *serverinfo,
+                              size_t serverinfo_length)
+{
+    struct rd all, block_data, sct = {NULL, 0};
+    uint32_t context = SSL_EXT_TLS1_2_AND_BELOW_ONLY;
+    uint16_t type;
+    if (ctx == NULL || serverinfo == NULL || serverinfo_length == 0 ||
+        (version != SSL_SERVERINFOV1 && version != SSL_SERVERINFOV2)) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_PASSED_INVALID_ARGUMENT);
+        return 0;
+    }
+    rd_init(&all, serverinfo, serverinfo_length);
+    while (!rd_empty(&all)) {
+        if ((version == SSL_SERVERINFOV2 && !rd_u32(&all, &context)) || !rd_u16(&all, &type) ||
+            !rd_vec16(&all, &block_data)) {
+            ERR_raise(ERR_LIB_SSL, SSL_R_INVALID_SERVERINFO_DATA);
+            return 0;
+        }
+        if ((context & SSL_EXT_TLS1_2_AND_BELOW_ONLY) || !(context & TLS13_MESSAGES))
+            continue; /* never sent in TLS 1.3 */
+        if (type != TLSEXT_TYPE_signed_certificate_timestamp ||
+            (context & TLS13_MESSAGES) != SSL_EXT_TLS1_3_CERTIFICATE) {
+            ERR_raise_data(ERR_LIB_SSL, QTLS_R_NOT_IMPLEMENTED,
+                           "serverinfo for extension %u, context 0x%x, is not implemented by qtls "
+                           "(only the SCT list in the certificate is)",
+                           type, (unsigned)context);
+            return 0;
+        }
+        sct = block_data;
+    }
+    return sct.p == NULL || set_list(&ctx->sct_list, &ctx->sct_list_len, sct.p, sct.n);
+}
+
+int SSL_CTX_use_serverinfo(SSL_CTX *ctx, const unsigned char *serverinfo, size_t serverinfo_length)
+{
+    return SSL_CTX_use_serverinfo_ex(ctx, SSL_SERVERINFOV1, serverinfo, serverinfo_length);
+}
+
+int SSL_CTX_use_serverinfo_file(SSL_CTX *ctx, const char *file)
+{
+    return qtls_not_implemented("SSL_CTX_use_serverinfo_file (SSL_CTX_use_serverinfo_ex is)");
+}
+
 /* ---- OpenSSL's CT API ---- */
 
 /*

@@ -255,11 +255,6 @@ static void server_refuses_a_request_with_a_body(void **state)
     assert_string_equal(func, "sct_server_take_request");
 }
 
-static int any_scts(const CT_POLICY_EVAL_CTX *ctx, const STACK_OF(SCT) *scts, void *arg)
-{
-    return 1;
-}
-
 static void expect_not_implemented(int r, const char *name)
 {
     const char *data = NULL;
@@ -269,6 +264,66 @@ static void expect_not_implemented(int r, const char *name)
     assert_int_equal(ERR_GET_REASON(e), 922 /* QTLS_R_NOT_IMPLEMENTED */);
     assert_non_null(strstr(data, name));
     assert_int_equal(ERR_peek_error(), 0);
+}
+
+/* A version 2 serverinfo block: uint32 context, uint16 type, opaque data<0..2^16-1>. */
+static size_t block(uint8_t *out, uint32_t context, uint16_t type, const uint8_t *data, size_t n)
+{
+    uint8_t *p = out;
+    *p++ = (uint8_t)(context >> 24), *p++ = (uint8_t)(context >> 16);
+    *p++ = (uint8_t)(context >> 8), *p++ = (uint8_t)context;
+    *p++ = (uint8_t)(type >> 8), *p++ = (uint8_t)type;
+    *p++ = (uint8_t)(n >> 8), *p++ = (uint8_t)n;
+    memcpy(p, data, n);
+    return 8 + n;
+}
+
+/*
+ * OpenSSL's serverinfo: a version 2 SCT block for the TLS 1.3 Certificate is the server's list;
+ * TLS 1.2-only blocks (all of version 1) are accepted and never sent; other TLS 1.3 extensions
+ * and malformed data are refused.
+ */
+static void serverinfo_sets_the_sct_list(void **state)
+{
+    struct fixture *f = *state;
+    uint8_t info[128];
+    static const uint8_t other[] = {1, 2, 3};
+    size_t n = block(info, SSL_EXT_CLIENT_HELLO | SSL_EXT_TLS1_2_SERVER_HELLO, 18, list2,
+                     sizeof(list2)); /* TLS 1.2's SCT: skipped */
+    n += block(info + n, SSL_EXT_CLIENT_HELLO | SSL_EXT_TLS1_3_CERTIFICATE, 18, list, sizeof(list));
+    assert_int_equal(SSL_CTX_use_serverinfo_ex(f->sctx, SSL_SERVERINFOV2, info, n), 1);
+    /* Version 1 blocks are TLS 1.2 only in OpenSSL: nothing changes. */
+    uint8_t v1[] = {0, 18, 0, sizeof(list2)};
+    uint8_t v1_info[sizeof(v1) + sizeof(list2)];
+    memcpy(v1_info, v1, sizeof(v1));
+    memcpy(v1_info + sizeof(v1), list2, sizeof(list2));
+    assert_int_equal(SSL_CTX_use_serverinfo(f->sctx, v1_info, sizeof(v1_info)), 1);
+    SSL_CTX_enable_signed_cert_timestamps(f->cctx);
+    assert_true(mock_pair_init(&f->p, f->cctx, f->sctx));
+    assert_true(mock_handshake(&f->p, 0));
+    assert_client_has(f, list, sizeof(list));
+
+    ERR_clear_error();
+    n = block(info, SSL_EXT_CLIENT_HELLO | SSL_EXT_TLS1_3_ENCRYPTED_EXTENSIONS, 0x1234, other, 3);
+    assert_int_equal(SSL_CTX_use_serverinfo_ex(f->sctx, SSL_SERVERINFOV2, info, n), 0);
+    assert_int_equal(ERR_GET_REASON(ERR_peek_error()), 922 /* QTLS_R_NOT_IMPLEMENTED */);
+    ERR_clear_error();
+    n = block(info, SSL_EXT_CLIENT_HELLO | SSL_EXT_TLS1_3_CERTIFICATE, 18, other, 3); /* bad list */
+    assert_int_equal(SSL_CTX_use_serverinfo_ex(f->sctx, SSL_SERVERINFOV2, info, n), 0);
+    assert_int_equal(ERR_GET_REASON(ERR_peek_error()), 924 /* QTLS_R_INVALID_SCT_LIST */);
+    ERR_clear_error();
+    assert_int_equal(SSL_CTX_use_serverinfo_ex(f->sctx, SSL_SERVERINFOV2, info, n - 1), 0);
+    assert_int_equal(ERR_GET_REASON(ERR_peek_error()), SSL_R_INVALID_SERVERINFO_DATA);
+    ERR_clear_error();
+    assert_int_equal(SSL_CTX_use_serverinfo_ex(f->sctx, 3, info, n), 0);
+    ERR_clear_error();
+    expect_not_implemented(SSL_CTX_use_serverinfo_file(f->sctx, "/dev/null"),
+                           "SSL_CTX_use_serverinfo_file");
+}
+
+static int any_scts(const CT_POLICY_EVAL_CTX *ctx, const STACK_OF(SCT) *scts, void *arg)
+{
+    return 1;
 }
 
 /* OpenSSL's CT validation is not implemented: asking for it fails naming it; "off" works. */
@@ -312,6 +367,7 @@ int main(void)
         T(client_refuses_an_empty_sct),
         T(server_refuses_a_request_with_a_body),
         T(openssl_ct_validation_is_refused_by_name),
+        T(serverinfo_sets_the_sct_list),
 #undef T
     };
     return cmocka_run_group_tests_name("sct", tests, NULL, NULL);
