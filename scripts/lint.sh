@@ -23,7 +23,7 @@ LAYERS='
 3  keysched    keysched quic_crypto
 4  glue        callbacks quic
 5  secrets     secrets session ticket
-6  policy      certset sigalgs ca_list ocsp client_hello seclevel dh cipher_lists
+6  policy      certset sigalgs ca_list ocsp sct client_hello seclevel dh cipher_lists
 7  certs       cert
 8  resumption  resumption
 9  extensions  extensions custom_ext

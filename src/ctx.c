@@ -116,6 +116,7 @@ void SSL_CTX_free(SSL_CTX *ctx)
     cert_cache_free(ctx->cert_cache);
     dh_params_free(&ctx->dh);
     custom_exts_free(ctx->custom_exts);
+    sct_free(ctx, NULL);
     sk_SSL_CIPHER_free(ctx->cipher_stack);
     OPENSSL_free(ctx);
 }

@@ -35,13 +35,18 @@ void SSL_set_grease_enabled(SSL *ssl, int enabled) { ssl->grease_enabled = enabl
  * own byte of the per-connection seed (BoringSSL's scheme), so values differ between connections
  * and stay the same in the ClientHello that answers a HelloRetryRequest.
  */
+static uint16_t grease_from_byte(uint8_t b)
+{
+    uint16_t v = (uint16_t)((b & 0xf0) | 0x0a);
+    return (uint16_t)(v | v << 8);
+}
+
 uint16_t grease_value(const SSL *c, enum grease_idx i)
 {
     const uint8_t *seed = c->hs->grease_seed;
     if (i == GREASE_PSK_MODE)
         return (uint16_t)(0x0B + 0x1F * (seed[i] % 8));
-    uint16_t v = (uint16_t)((seed[i] & 0xf0) | 0x0a);
-    v |= (uint16_t)(v << 8);
+    uint16_t v = grease_from_byte(seed[i]);
     /* The two extensions must have distinct codepoints (§4.2: no type twice). */
     if (i == GREASE_EXT2 && v == grease_value(c, GREASE_EXT1))
         v ^= 0x1010;
@@ -56,6 +61,20 @@ static void write_grease_ext(SSL *c, struct wr *w, enum grease_idx i)
     if (i == GREASE_EXT2)
         wr_u8(w, 0);
     wr_close_vec(w, at, 2);
+}
+
+/*
+ * RFC 8701 §3.2: a server may GREASE its NewSessionTicket extensions. BoringSSL sends one empty
+ * extension after the rows; its value is drawn per ticket (a server has no ClientHello seed).
+ */
+static int write_grease_nst(SSL *c, struct wr *w)
+{
+    uint8_t b;
+    if (!crypto_random(&b, 1))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    wr_u16(w, grease_from_byte(b));
+    wr_u16(w, 0);
+    return 1;
 }
 
 
@@ -525,6 +544,10 @@ static const struct ext_row ext_table[EXT_COUNT] = {
                                       W(CT, ocsp_server_write_response)},
                             .parse = {W(CH, ocsp_server_take_request),
                                       W(CT, ocsp_client_take_response)}},
+    /* RFC 6962 §3.3, RFC 8446 §4.4.2.1: SCT lists (sct.c) */
+    [EXT_SCT] = {TLSEXT_TYPE_signed_certificate_timestamp, EM_CH | EM_CR | EM_CT,
+                 .write = {W(CH, sct_client_write_request), W(CT, sct_server_write_list)},
+                 .parse = {W(CH, sct_server_take_request), W(CT, sct_client_take_list)}},
     /* RFC 8446 §4.2.4 (ca_list.c) */
     [EXT_CERTIFICATE_AUTHORITIES] = {47, EM_CH | EM_CR,
                                      .write = {W(CH, ca_list_client_write),
@@ -642,6 +665,8 @@ int ext_write(SSL *c, enum ext_msg_idx msg, struct wr *w)
             return 0;
     if (msg == MSG_EE) /* the application's answers (custom_ext.c) */
         return custom_ext_write(c, SSL_EXT_TLS1_3_ENCRYPTED_EXTENSIONS, w);
+    if (msg == MSG_NST && c->grease_enabled)
+        return write_grease_nst(c, w);
     return 1;
 }
 

@@ -44,6 +44,8 @@
 #define QTLS_R_TLS_OVER_TCP_UNSUPPORTED 921 /* record-layer I/O: qtls is TLS for QUIC only */
 #define QTLS_R_NOT_IMPLEMENTED 922          /* a setting qtls does not implement (data names it) */
 #define QTLS_R_POST_HANDSHAKE_AUTH_IN_QUIC 923 /* RFC 9001 §4.4 */
+#define QTLS_R_INVALID_SCT_LIST 924 /* sct.c: not an RFC 6962 §3.3 list (BoringSSL's reason) */
+#define QTLS_R_OCSP_CB_ERROR 925    /* ocsp.c: a status callback said no, after OpenSSL's reason */
 #define QTLS_R_CUSTOM_EXT_HANDLED_INTERNALLY 940 /* custom_ext.c: qtls handles that extension */
 #define QTLS_R_CUSTOM_EXT_DUPLICATE 941          /* custom_ext.c: the type is already added */
 
@@ -428,6 +430,9 @@ struct ssl_ctx_st {
     int (*app_verify_cb)(X509_STORE_CTX *, void *);
     int reverify_on_resume; /* SSL_CTX_set_reverify_on_resume */
     int grease_enabled;     /* SSL_CTX_set_grease_enabled (RFC 8701), copied by SSL_new */
+    int sct_requested;      /* sct.c: SSL_CTX_enable_signed_cert_timestamps, copied by SSL_new */
+    uint8_t *sct_list;      /* sct.c: the server's SCT list, unless the connection has one */
+    size_t sct_list_len;
     void *app_verify_arg;
     struct seclevel sec; /* seclevel.c, copied by SSL_new */
     struct dh_params dh; /* dh.c: stored only (TLS 1.2 DHE) */
@@ -469,6 +474,8 @@ struct ssl_session_st {
     int not_resumable;
     uint8_t id[SSL_MAX_SSL_SESSION_ID_LENGTH]; /* SSL_SESSION_set1_id; empty unless set */
     size_t id_len;
+    uint8_t *sct_list;       /* client: the server's SCT list (sct.c), for resumptions */
+    size_t sct_list_len;
 };
 
 /* session.c: the session encoding shared by i2d/d2i_SSL_SESSION and ticket plaintext. */
@@ -602,6 +609,11 @@ struct ssl_st {
     int status_type;          /* client: OCSP to request; server: OCSP requested (ocsp.c) */
     unsigned char *ocsp_resp; /* server: to staple; client: stapled by the server */
     size_t ocsp_resp_len;
+    int sct_requested;        /* client: ask for SCTs (sct.c) */
+    uint8_t *sct_list;        /* server: SSL_set_signed_cert_timestamp_list; NULL: the context's */
+    size_t sct_list_len;
+    uint8_t *peer_sct_list;   /* client: the server's SCT list, or the resumed session's */
+    size_t peer_sct_list_len;
     uint8_t alert;        /* pending fatal alert, 0 = none */
     int alert_sent;
 
@@ -739,6 +751,7 @@ enum hs_wait {
 enum ext_idx {
     EXT_SERVER_NAME,
     EXT_STATUS_REQUEST,
+    EXT_SCT,
     EXT_CERTIFICATE_AUTHORITIES,
     EXT_SUPPORTED_GROUPS,
     EXT_SIGNATURE_ALGORITHMS,
@@ -838,6 +851,7 @@ struct hs {
     uint16_t psk_identity;         /* server: the identity accepted */
 
     int staple_ocsp; /* server: the status callback gave a response to send */
+    int send_sct;    /* server: the client asked for SCTs (sct.c) */
 
     /* Server: the ClientHello being read, while the client hello callback runs (client_hello.c) */
     const struct client_hello *client_hello;
@@ -866,6 +880,12 @@ struct client_hello {
     struct rd random, session_id, suites, compression, exts;
     struct ext_set e;
 };
+
+/* sct.c: signed certificate timestamp lists (RFC 6962 §3.3 in RFC 8446 §4.4.2.1). */
+void sct_free(SSL_CTX *ctx, SSL *ssl);
+ext_write_fn sct_client_write_request, sct_server_write_list; /* the extension's row */
+ext_parse_fn sct_server_take_request, sct_client_take_list;
+QTLS_MUST_CHECK int sct_adopt_session(SSL *c, const SSL_SESSION *s);
 
 /* ocsp.c: OCSP stapling (RFC 8446 §4.4.2.1). The ctrl helpers follow OpenSSL's semantics. */
 int ocsp_set_status_type(int *type, long v);

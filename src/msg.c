@@ -143,7 +143,7 @@ static void write_cert_entry(SSL *c, struct wr *w, X509 *x, int is_leaf)
         wr_fail(w);
     wr_close_vec(w, at, 3);
     size_t exts = wr_open_vec(w, 2);
-    if (is_leaf && !ext_write(c, MSG_CT, w)) /* the rows' (status_request) */
+    if (is_leaf && !ext_write(c, MSG_CT, w)) /* the rows' (status_request, SCT list) */
         wr_fail(w);
     wr_close_vec(w, exts, 2);
 }
@@ -175,7 +175,7 @@ static int parse_cert_entry(SSL *c, struct rd *list, STACK_OF(X509) *chain)
     struct rd data, exts;
     if (!rd_vec24(list, &data) || !rd_vec16(list, &exts) || rd_empty(&data))
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-    /* The rows' (a stapled OCSP response in status_request, if we offered it). */
+    /* The rows' (a stapled OCSP response, an SCT list: only what we offered). */
     c->hs->cert_entry_is_leaf = sk_X509_num(chain) == 0;
     if (!ext_parse(c, MSG_CT, exts))
         return 0;

@@ -116,7 +116,7 @@ static int write_ticket(SSL *c, uint64_t counter)
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
     wr_close_vec(w, tv, 2);
     size_t exts = wr_open_vec(w, 2);
-    if (!ext_write(c, MSG_NST, w)) /* the early_data row */
+    if (!ext_write(c, MSG_NST, w)) /* the early_data row, then GREASE if enabled */
         return 0;
     wr_close_vec(w, exts, 2);
     return msg_end(c, at);

@@ -86,6 +86,17 @@ int ocsp_client_take_response(SSL *c, const struct rd *b)
            qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
 }
 
+/*
+ * A status callback that said no: OpenSSL's reason first (what ERR_get_error returns), then one
+ * reason common to both roles naming the callback and its answer (BoringSSL's OCSP_CB_ERROR).
+ */
+static int status_cb_refused(SSL *c, int alert, int reason, int answer)
+{
+    qtls_fail(c, alert, reason);
+    ERR_raise_data(ERR_LIB_SSL, QTLS_R_OCSP_CB_ERROR, "the status callback returned %d", answer);
+    return 0;
+}
+
 /* After the server's certificate is proven: the callback judges the (possibly absent) status. */
 int ocsp_client_run_cb(SSL *c)
 {
@@ -94,10 +105,10 @@ int ocsp_client_run_cb(SSL *c)
         return 1;
     int r = ctx->status_cb(c, ctx->status_arg);
     if (r == 0)
-        return qtls_fail(c, SSL_AD_BAD_CERTIFICATE_STATUS_RESPONSE,
-                         SSL_R_INVALID_STATUS_RESPONSE);
+        return status_cb_refused(c, SSL_AD_BAD_CERTIFICATE_STATUS_RESPONSE,
+                                 SSL_R_INVALID_STATUS_RESPONSE, r);
     if (r < 0)
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+        return status_cb_refused(c, SSL_AD_INTERNAL_ERROR, SSL_R_OCSP_CALLBACK_FAILURE, r);
     return 1;
 }
 
@@ -145,14 +156,15 @@ int ocsp_server_run_cb(SSL *c)
     c->hs->staple_ocsp = 0;
     if (c->status_type != TLSEXT_STATUSTYPE_ocsp || ctx->status_cb == NULL)
         return 1;
-    switch (ctx->status_cb(c, ctx->status_arg)) {
+    int r = ctx->status_cb(c, ctx->status_arg);
+    switch (r) {
     case SSL_TLSEXT_ERR_OK:
         c->hs->staple_ocsp = c->ocsp_resp != NULL;
         return 1;
     case SSL_TLSEXT_ERR_NOACK:
         return 1;
     default:
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_CLIENTHELLO_TLSEXT);
+        return status_cb_refused(c, SSL_AD_INTERNAL_ERROR, SSL_R_CLIENTHELLO_TLSEXT, r);
     }
 }
 

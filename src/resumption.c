@@ -52,7 +52,7 @@ static int alpn_offered(const SSL *c, const uint8_t *name, size_t len)
 static int adopt_session_peer(SSL *c, SSL_SESSION *s)
 {
     c->verify_result = s->verify_result;
-    return session_conn_defer_peer(c, s);
+    return sct_adopt_session(c, s) && session_conn_defer_peer(c, s);
 }
 
 /* ---- client ---- */

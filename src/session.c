@@ -59,6 +59,7 @@ static void session_clear(SSL_SESSION *s)
     OPENSSL_free(s->early_context);
     OPENSSL_free(s->peer_der);
     X509_free(s->peer);
+    OPENSSL_free(s->sct_list);
 }
 
 void SSL_SESSION_free(SSL_SESSION *s)
@@ -142,6 +143,7 @@ SSL_SESSION *SSL_SESSION_dup(const SSL_SESSION *src)
         !replace_bytes(&d->appdata, &d->appdata_len, src->appdata, src->appdata_len) ||
         !replace_bytes(&d->early_context, &d->early_context_len, src->early_context,
                        src->early_context_len) ||
+        !replace_bytes(&d->sct_list, &d->sct_list_len, src->sct_list, src->sct_list_len) ||
         (src->hostname != NULL &&
          !replace_string(&d->hostname, src->hostname, strlen(src->hostname))) ||
         !CRYPTO_dup_ex_data(CRYPTO_EX_INDEX_SSL_SESSION, &d->ex_data, &src->ex_data)) {
@@ -433,13 +435,14 @@ int SSL_SESSION_set1_master_key(SSL_SESSION *sess, const unsigned char *in, size
  *   opaque alpn<0..255>            (the selected protocol; empty: none)
  *   opaque appdata<0..2^24-1>;     opaque early_context<0..2^24-1>
  *   opaque peer_certificate<0..2^24-1>  (DER; empty: none)
+ *   opaque sct_list<0..2^16-1>     (the server's SCT list, sct.c; empty: none)
  *   opaque ticket<0..2^16-1>       (empty: none, and always empty inside a ticket)
  *
  * A change of layout is a new version; old versions are then refused, which
  * costs a client one full handshake.
  */
 #define SESSION_MAGIC 0x7153
-#define SESSION_VERSION 1
+#define SESSION_VERSION 2 /* 2: sct_list */
 #define FLAG_NOT_RESUMABLE 0x01
 
 static void wr_u64(struct wr *w, uint64_t v)
@@ -496,7 +499,8 @@ static int session_encodable(const SSL_SESSION *s)
     else if (s->alpn_len > 255 || s->id_len > SSL_MAX_SSL_SESSION_ID_LENGTH ||
              s->sid_ctx_len > SSL_MAX_SID_CTX_LENGTH)
         why = "field length";
-    else if (s->appdata_len > 0xffffff || s->early_context_len > 0xffffff || s->ticket_len > 0xffff)
+    else if (s->appdata_len > 0xffffff || s->early_context_len > 0xffffff ||
+             s->ticket_len > 0xffff || s->sct_list_len > 0xffff)
         why = "field too long";
     if (why == NULL)
         return 1;
@@ -527,12 +531,13 @@ void session_encode(const SSL_SESSION *s, int with_ticket, struct wr *w)
     wr_vec(w, 3, s->appdata, s->appdata_len);
     wr_vec(w, 3, s->early_context, s->early_context_len);
     wr_peer(w, s);
+    wr_vec(w, 2, s->sct_list, s->sct_list_len);
     wr_vec(w, 2, with_ticket ? s->ticket : NULL, with_ticket ? s->ticket_len : 0);
 }
 
 /* The variable-length fields, split out before anything is copied. */
 struct session_views {
-    struct rd psk, id, sid_ctx, hostname, alpn, appdata, early_context, peer, ticket;
+    struct rd psk, id, sid_ctx, hostname, alpn, appdata, early_context, peer, sct_list, ticket;
 };
 
 /* Parses the layout; *why names the first defect. Nothing is allocated. */
@@ -557,7 +562,7 @@ static int parse_fields(struct rd r, SSL_SESSION *s, struct session_views *v, co
         !rd_u32(&r, &s->max_early_data) || !rd_u64(&r, &verify_result) || !rd_vec8(&r, &v->id) ||
         !rd_vec8(&r, &v->sid_ctx) || !rd_vec16(&r, &v->hostname) || !rd_vec8(&r, &v->alpn) ||
         !rd_vec24(&r, &v->appdata) || !rd_vec24(&r, &v->early_context) || !rd_vec24(&r, &v->peer) ||
-        !rd_vec16(&r, &v->ticket))
+        !rd_vec16(&r, &v->sct_list) || !rd_vec16(&r, &v->ticket))
         return 0;
     if (!rd_empty(&r))
         *why = "trailing bytes";
@@ -630,6 +635,7 @@ SSL_SESSION *session_decode(struct rd r)
         !replace_bytes(&s->appdata, &s->appdata_len, v.appdata.p, v.appdata.n) ||
         !replace_bytes(&s->early_context, &s->early_context_len, v.early_context.p,
                        v.early_context.n) ||
+        !replace_bytes(&s->sct_list, &s->sct_list_len, v.sct_list.p, v.sct_list.n) ||
         !replace_bytes(&s->ticket, &s->ticket_len, v.ticket.p, v.ticket.n)) {
         SSL_SESSION_free(s);
         return NULL;
@@ -845,6 +851,7 @@ SSL_SESSION *session_new_from_conn(SSL *c)
     memcpy(s->sid_ctx, c->sid_ctx, sizeof(s->sid_ctx));
     s->sid_ctx_len = c->sid_ctx_len;
     if ((c->hostname != NULL && !replace_string(&s->hostname, c->hostname, strlen(c->hostname))) ||
+        !replace_bytes(&s->sct_list, &s->sct_list_len, c->peer_sct_list, c->peer_sct_list_len) ||
         (c->peer_cert != NULL && !X509_up_ref(c->peer_cert)) ||
         (c->peer_cert == NULL && c->peer_session != NULL && !copy_peer(s, c->peer_session))) {
         SSL_SESSION_free(s);

@@ -77,6 +77,7 @@ SSL *SSL_new(SSL_CTX *ctx)
     c->peer_tp_version = -1;
     c->quic_tp_version = 0;
     c->grease_enabled = ctx->grease_enabled;
+    c->sct_requested = ctx->sct_requested;
     c->read_level = c->write_level = c->last_provided_level = ssl_encryption_initial;
     if (!copy_ctx_config(c, ctx)) {
         SSL_free(c);
@@ -119,6 +120,7 @@ void SSL_free(SSL *s)
     OPENSSL_free(s->hostname);
     OPENSSL_free(s->alpn);
     OPENSSL_free(s->ocsp_resp);
+    sct_free(NULL, s);
     X509_VERIFY_PARAM_free(s->param);
     if (s->certs != NULL)
         certset_free(s->certs);

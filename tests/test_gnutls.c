@@ -127,7 +127,7 @@ struct interop_case {
     int expect_early[3]; /* per connection: what becomes of 0-RTT (enum early) */
     int gnutls_default_max_early; /* the GnuTLS server leaves max_early_data_size at 16384 */
     int keep_latest_session;      /* resume with the newest ticket, not the first connection's */
-    int grease;                   /* the qtls client GREASEs (SSL_CTX_set_grease_enabled) */
+    int grease; /* qtls GREASEs (SSL_CTX_set_grease_enabled): ClientHello or NewSessionTicket */
     const char *note;             /* what GnuTLS does differently here, printed when it runs */
     void (*test)(void **state);
 };
@@ -615,8 +615,8 @@ static int qtls_side_init(struct interop *t)
             return fail_setup(t, "SSL_CTX_set_ciphersuites", 0);
         if (SSL_CTX_set1_groups_list(t->ctx, grp) != 1)
             return fail_setup(t, "SSL_CTX_set1_groups_list", 0);
+        SSL_CTX_set_grease_enabled(t->ctx, c->grease);
         if (!c->qtls_is_server) {
-            SSL_CTX_set_grease_enabled(t->ctx, c->grease);
             SSL_CTX_set_verify(t->ctx, SSL_VERIFY_PEER, NULL);
             SSL_CTX_set_session_cache_mode(t->ctx,
                                            SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL);
@@ -1779,6 +1779,13 @@ static void build_cases(struct CMUnitTest *tests)
     c->early_tickets = c->client_early = c->server_early = 1;
     c->expect_early[1] = EARLY_ACCEPTED;
     snprintf(c->name, sizeof(c->name), "qtls_client_with_grease_resumes_with_0rtt_from_gnutls");
+    /* ... and a GnuTLS client ignores the GREASE extension in a qtls server's tickets. */
+    c = add_case(1, 0, G_X25519, "ecdsa256");
+    c->grease = 1;
+    c->resumptions = 1;
+    c->early_tickets = c->client_early = c->server_early = 1;
+    c->expect_early[1] = EARLY_ACCEPTED;
+    snprintf(c->name, sizeof(c->name), "gnutls_client_resumes_with_0rtt_from_a_grease_qtls_server");
 
     /*
      * 0-RTT offered, then a HelloRetryRequest, which GnuTLS 3.7.9 cannot do in

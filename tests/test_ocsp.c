@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,6 +170,24 @@ static void ok_without_response_staples_nothing(void **state)
     assert_int_equal(f->ccb.len, -1);
 }
 
+/*
+ * After OpenSSL's reason, both roles add one more naming the status callback and its answer
+ * (one reason for BoringSSL's OCSP_CB_ERROR in BoGo's error map).
+ */
+static void assert_refusal_named(int answer)
+{
+    const char *data = NULL;
+    int flags = 0;
+    char want[64];
+    unsigned long e = ERR_peek_last_error_all(NULL, NULL, NULL, &data, &flags);
+    assert_int_equal(ERR_GET_REASON(e), 925 /* QTLS_R_OCSP_CB_ERROR */);
+    snprintf(want, sizeof(want), "the status callback returned %d", answer);
+    assert_string_equal(data, want);
+    char text[256];
+    ERR_error_string_n(e, text, sizeof(text));
+    assert_non_null(strstr(text, ":ocsp cb error"));
+}
+
 static void server_callback_failure_is_internal_error(void **state)
 {
     struct fixture *f = *state;
@@ -177,6 +196,7 @@ static void server_callback_failure_is_internal_error(void **state)
     assert_false(mock_handshake(&f->p, 0));
     assert_int_equal(f->p.server.alert, SSL_AD_INTERNAL_ERROR);
     assert_int_equal(mock_first_ssl_reason(), SSL_R_CLIENTHELLO_TLSEXT);
+    assert_refusal_named(SSL_TLSEXT_ERR_ALERT_FATAL);
 }
 
 /* The client's callback refusing the response ends the handshake (RFC 6066 §8 alert). */
@@ -188,6 +208,7 @@ static void client_callback_refusal_is_bad_certificate_status_response(void **st
     assert_false(mock_handshake(&f->p, 0));
     assert_int_equal(f->p.client.alert, SSL_AD_BAD_CERTIFICATE_STATUS_RESPONSE);
     assert_int_equal(mock_first_ssl_reason(), SSL_R_INVALID_STATUS_RESPONSE);
+    assert_refusal_named(0);
     assert_false(SSL_is_init_finished(f->p.client.ssl));
 }
 
@@ -198,6 +219,8 @@ static void client_callback_error_is_internal_error(void **state)
     start(f, 1);
     assert_false(mock_handshake(&f->p, 0));
     assert_int_equal(f->p.client.alert, SSL_AD_INTERNAL_ERROR);
+    assert_int_equal(mock_first_ssl_reason(), SSL_R_OCSP_CALLBACK_FAILURE);
+    assert_refusal_named(-1);
 }
 
 /* A resumed handshake has no Certificate: no status is asked for or judged. */

@@ -201,6 +201,65 @@ static void grease_client_resumes_with_zero_rtt(void **state)
     assert_int_equal(SSL_get_early_data_status(f->p.server.ssl), SSL_EARLY_DATA_ACCEPTED);
 }
 
+/* The extension types of each NewSessionTicket the client received (msg callback). */
+static uint16_t nst_ext_types[MAX_SESSIONS][4];
+static size_t nst_ext_bodies[MAX_SESSIONS][4], nst_n_exts[MAX_SESSIONS], nst_seen;
+
+static void watch_tickets(int write_p, int version, int type, const void *buf, size_t len,
+                          SSL *ssl, void *arg)
+{
+    struct rd r, nonce, ticket, exts, body;
+    uint8_t mt;
+    uint32_t len24, lifetime, age_add;
+    uint16_t ext;
+    if (write_p || type != SSL3_RT_HANDSHAKE || nst_seen >= MAX_SESSIONS)
+        return;
+    rd_init(&r, buf, len);
+    if (!rd_u8(&r, &mt) || mt != SSL3_MT_NEWSESSION_TICKET || !rd_u24(&r, &len24) ||
+        !rd_u32(&r, &lifetime) || !rd_u32(&r, &age_add) || !rd_vec8(&r, &nonce) ||
+        !rd_vec16(&r, &ticket) || !rd_vec16(&r, &exts))
+        return;
+    size_t i = nst_seen++;
+    while (nst_n_exts[i] < 4 && rd_u16(&exts, &ext) && rd_vec16(&exts, &body)) {
+        nst_ext_types[i][nst_n_exts[i]] = ext;
+        nst_ext_bodies[i][nst_n_exts[i]++] = body.n;
+    }
+}
+
+static int is_grease(uint16_t v) { return (v & 0x0f0f) == 0x0a0a && (v >> 8) == (v & 0xff); }
+
+/*
+ * RFC 8701 §3.2: a GREASEing server puts one empty GREASE extension in each NewSessionTicket,
+ * after early_data; a qtls client ignores it, keeps the ticket and resumes with 0-RTT. Without
+ * GREASE (the default) only early_data is there.
+ */
+static void grease_server_tickets_carry_one_ignored_grease_extension(void **state)
+{
+    struct fixture *f = *state;
+    SSL_CTX_set_msg_callback(f->cctx, watch_tickets);
+    for (int grease = 0; grease <= 1; grease++) {
+        nst_seen = 0;
+        memset(nst_n_exts, 0, sizeof(nst_n_exts));
+        drop_sessions();
+        SSL_CTX_set_grease_enabled(f->sctx, grease);
+        SSL_SESSION *s = first_handshake(f);
+        assert_int_equal(nst_seen, 2);
+        assert_int_equal(n_sessions, 2);
+        for (size_t i = 0; i < nst_seen; i++) {
+            assert_int_equal(nst_n_exts[i], 1 + grease);
+            assert_int_equal(nst_ext_types[i][0], TLSEXT_TYPE_early_data);
+            if (grease) {
+                assert_true(is_grease(nst_ext_types[i][1]));
+                assert_int_equal(nst_ext_bodies[i][1], 0);
+            }
+        }
+        assert_true(resume(f, s, 1));
+        assert_int_equal(SSL_session_reused(f->p.client.ssl), 1);
+        assert_int_equal(SSL_get_early_data_status(f->p.client.ssl), SSL_EARLY_DATA_ACCEPTED);
+        mock_pair_free(&f->p);
+    }
+}
+
 static void zero_rtt_ticket_is_single_use(void **state)
 {
     struct fixture *f = *state;
@@ -789,6 +848,8 @@ int main(int argc, char **argv)
                                         teardown),
         cmocka_unit_test_setup_teardown(num_tickets_is_honoured, setup, teardown),
         cmocka_unit_test_setup_teardown(grease_client_resumes_with_zero_rtt, setup, teardown),
+        cmocka_unit_test_setup_teardown(grease_server_tickets_carry_one_ignored_grease_extension,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(server_keeps_the_resumption_secret_only_while_tickets_may_follow,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(resumed_handshake_skips_certificates, setup, teardown),

@@ -90,6 +90,9 @@ static SSL_SESSION *full_session(void)
     s->ticket = OPENSSL_memdup(ticket, sizeof(ticket) - 1);
     s->ticket_len = sizeof(ticket) - 1;
     s->peer = load_cert("client.pem");
+    static const uint8_t sct_list[] = {0, 4, 0, 2, 0x5c, 0x7a}; /* one SCT, opaque */
+    s->sct_list = OPENSSL_memdup(sct_list, sizeof(sct_list));
+    s->sct_list_len = sizeof(sct_list);
     return s;
 }
 
@@ -120,6 +123,7 @@ static void assert_sessions_equal(const SSL_SESSION *a, const SSL_SESSION *b, in
     assert_bytes_equal(a->appdata, a->appdata_len, b->appdata, b->appdata_len);
     assert_bytes_equal(a->early_context, a->early_context_len, b->early_context,
                        b->early_context_len);
+    assert_bytes_equal(a->sct_list, a->sct_list_len, b->sct_list, b->sct_list_len);
     if (session_peer(a) == NULL)
         assert_null(session_peer(b));
     else
@@ -667,7 +671,10 @@ static void malformed_fields_are_refused(void **state)
 
 #define RESET() memcpy(m, w.buf, w.len)
     RESET();
-    m[OFF_VERSION] = 2;
+    m[OFF_VERSION] = 1; /* the layout before the SCT list */
+    expect_refused(m, w.len, "version");
+    RESET();
+    m[OFF_VERSION] = 3;
     expect_refused(m, w.len, "version");
     RESET();
     m[0] = 0x30; /* not our magic */

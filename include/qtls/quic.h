@@ -127,11 +127,27 @@ void SSL_CTX_set_reverify_on_resume(SSL_CTX *ctx, int enabled);
 /*
  * BoringSSL's SSL_CTX_set_grease_enabled (RFC 8701): a client puts GREASE values in its
  * ClientHello's cipher suites, groups and key share, signature algorithms, versions, PSK modes
- * and two extensions, the same values again after HelloRetryRequest. Off by default (quictls).
+ * and two extensions, the same values again after HelloRetryRequest; a server puts one empty
+ * GREASE extension in each NewSessionTicket. Off by default (quictls).
  * SSL_new copies the context's setting; SSL_set_grease_enabled changes one connection's.
  */
 void SSL_CTX_set_grease_enabled(SSL_CTX *ctx, int enabled);
 void SSL_set_grease_enabled(SSL *ssl, int enabled);
+
+/*
+ * BoringSSL's signed certificate timestamp lists (RFC 6962 §3.3; in TLS 1.3 they travel in the
+ * leaf's CertificateEntry, RFC 8446 §4.4.2.1). A client asks for them with
+ * SSL_CTX_enable_signed_cert_timestamps / SSL_enable_signed_cert_timestamps and reads the server's
+ * list, unchecked against any log, with SSL_get0_signed_cert_timestamp_list (a resumption answers
+ * the session's). A server sends the list given to SSL_CTX_set_signed_cert_timestamp_list /
+ * SSL_set_signed_cert_timestamp_list (the connection's first) to clients that ask; a list that is
+ * not well formed (empty, or an empty SCT) is refused with "invalid sct list".
+ */
+void SSL_CTX_enable_signed_cert_timestamps(SSL_CTX *ctx);
+void SSL_enable_signed_cert_timestamps(SSL *ssl);
+void SSL_get0_signed_cert_timestamp_list(const SSL *ssl, const uint8_t **out, size_t *out_len);
+int SSL_CTX_set_signed_cert_timestamp_list(SSL_CTX *ctx, const uint8_t *list, size_t list_len);
+int SSL_set_signed_cert_timestamp_list(SSL *ssl, const uint8_t *list, size_t list_len);
 
 int SSL_CIPHER_get_prf_nid(const SSL_CIPHER *cipher);
 

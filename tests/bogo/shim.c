@@ -17,7 +17,7 @@
  * Exit codes: 0 pass, 1 fail (the error queue goes to stderr, where the
  * runner looks for the expected error, translated by config.json's ErrorMap),
  * 89 "unimplemented": the test needs something qtls does not do (TLS over
- * TCP, DTLS, ECH, ALPS, Channel ID, OCSP, asynchronous callbacks, ...).
+ * TCP, DTLS, ECH, ALPS, Channel ID, asynchronous callbacks, ...).
  *
  * Session and 0-RTT functions are referenced weakly: while qtls lacks them
  * the shim answers 89 to the tests that need them (after the first
@@ -114,6 +114,9 @@ struct config {
     int enable_ocsp_stapling, use_ocsp_callback, set_ocsp_in_callback, decline_ocsp_callback,
         fail_ocsp_callback;
     struct blob ocsp_response, expect_ocsp_response;
+    int enable_signed_cert_timestamps, enable_grease;
+    int async;
+    struct blob signed_cert_timestamps, expect_signed_cert_timestamps;
     const char *unimplemented; /* the first flag qtls cannot honour */
 };
 
@@ -204,10 +207,19 @@ static const struct flag flags[] = {
     B("-set-ocsp-in-callback", set_ocsp_in_callback),
     B("-decline-ocsp-callback", decline_ocsp_callback),
     B("-fail-ocsp-callback", fail_ocsp_callback),
+    /* BoringSSL's SCT list API, which qtls has (sct.c). */
+    B("-enable-signed-cert-timestamps", enable_signed_cert_timestamps),
+    X("-signed-cert-timestamps", signed_cert_timestamps),
+    X("-expect-signed-cert-timestamps", expect_signed_cert_timestamps),
+    B("-enable-grease", enable_grease), /* SSL_set_grease_enabled (RFC 8701), both roles */
+    /* BoringSSL's shim: in QUIC only callbacks are asynchronous. Of its callbacks, OpenSSL's API
+       lets the certificate callback pause (SSL_ERROR_WANT_X509_LOOKUP): it installs the
+       certificate after one retry, as BoringSSL's CertCallback. Its private-key, custom-verify
+       and early-callback retries have no OpenSSL form, so *-Async tests pause only there. */
+    B("-async", async),
 
     /* Not TLS 1.3 over QUIC, or not something qtls does. */
     NOB("-dtls"),                     /* DTLS */
-    NOB("-async"),                    /* asynchronous callbacks (private key, cert, ticket, session) */
     NOB("-handoff"),                  /* split handshakes */
     NOB("-handshake-hints"),          /* split handshakes */
     NOB("-allow-hint-mismatch"),      /* split handshakes */
@@ -240,11 +252,9 @@ static const struct flag flags[] = {
     NOP("-expect-channel-id"), NOB("-enable-channel-id"), NOP("-send-channel-id"),
     NOB("-verify-peer-if-no-obc"),    /* Channel ID */
     NOP("-advertise-npn"), NOP("-expect-next-proto"), NOP("-select-next-proto"), /* NPN */
-    NOB("-enable-signed-cert-timestamps"), NOP("-signed-cert-timestamps"),
-    NOP("-expect-signed-cert-timestamps"), /* SCT */
     NOB("-install-cert-compression-algs"), NOP("-install-one-cert-compression-alg"),
     NOP("-delegated-credential"), NOB("-expect-delegated-credential-used"),
-    NOB("-enable-grease"), NOB("-permute-extensions"), /* BoringSSL ClientHello shaping */
+    NOB("-permute-extensions"),       /* BoringSSL ClientHello shaping */
     NOB("-allow-unknown-alpn-protos"), /* BoringSSL's SSL_CTX_set_allow_unknown_alpn_protos */
     NOB("-use-early-callback"), NOB("-fail-early-callback"), /* BoringSSL's select_certificate_cb */
     NOB("-install-ddos-callback"), NOB("-fail-ddos-callback"),
@@ -442,6 +452,7 @@ struct conn {
     int early_written;           /* client: the 0-RTT "hello" went out */
     int alpn_select_done;
     int ticket_decrypt_done;
+    int cert_ready;              /* -async: the certificate callback may now install the pair */
     int got_new_session;
     SSL_SESSION *new_session;
     uint8_t *early_in;           /* server: 0-RTT application data received */
@@ -889,6 +900,23 @@ static int new_session_cb(SSL *ssl, SSL_SESSION *session)
     return 1; /* keeps the reference */
 }
 
+/*
+ * -async: BoringSSL's CertCallback. The first call pauses the handshake; the retry installs the
+ * certificate and key the context did not get.
+ */
+static int async_cert_cb(SSL *ssl, void *arg)
+{
+    struct conn *c = conn_of(ssl);
+    const struct config *cfg = c->cfg;
+    if (!c->cert_ready)
+        return -1;
+    if (cfg->cert_file != NULL && SSL_use_certificate_chain_file(ssl, cfg->cert_file) != 1)
+        return 0;
+    if (cfg->key_file != NULL && SSL_use_PrivateKey_file(ssl, cfg->key_file, SSL_FILETYPE_PEM) != 1)
+        return 0;
+    return 1;
+}
+
 /* BoringSSL's TicketKeyCallback, on OpenSSL 3's EVP interface: an all-zero key. */
 static int ticket_key_cb(SSL *ssl, unsigned char key_name[16], unsigned char *iv,
                          EVP_CIPHER_CTX *ctx, EVP_MAC_CTX *hctx, int enc)
@@ -1014,8 +1042,8 @@ static SSL_CTX *setup_ctx(const struct config *cfg)
     const SSL_QUIC_METHOD *m = &quictls_method;
     if (!SSL_CTX_set_quic_method(ctx, m))
         goto err;
-    /* With -use-old-client-cert-callback the certificate comes from the callback. */
-    int install = !cfg->use_old_client_cert_callback;
+    /* With -use-old-client-cert-callback or -async the certificate comes from a callback. */
+    int install = !cfg->use_old_client_cert_callback && !cfg->async;
     if (install && cfg->cert_file != NULL &&
         SSL_CTX_use_certificate_chain_file(ctx, cfg->cert_file) != 1)
         goto err;
@@ -1093,6 +1121,16 @@ static SSL *new_ssl(SSL_CTX *ctx, struct conn *c, SSL_SESSION *session)
         if (copy == NULL || !SSL_set_tlsext_status_ocsp_resp(ssl, copy, (long)cfg->ocsp_response.n))
             return NULL;
     }
+    if (cfg->enable_signed_cert_timestamps)
+        SSL_enable_signed_cert_timestamps(ssl);
+    if (cfg->enable_grease)
+        SSL_set_grease_enabled(ssl, 1);
+    if (cfg->async && !cfg->use_old_client_cert_callback)
+        SSL_set_cert_cb(ssl, async_cert_cb, NULL);
+    if (cfg->signed_cert_timestamps.set &&
+        !SSL_set_signed_cert_timestamp_list(ssl, cfg->signed_cert_timestamps.p,
+                                            cfg->signed_cert_timestamps.n))
+        return NULL;
     if (cfg->srtp_profiles != NULL && SSL_set_tlsext_use_srtp(ssl, cfg->srtp_profiles) != 0)
         return NULL;
     if (cfg->enable_early_data)
@@ -1240,7 +1278,12 @@ static int do_handshake(struct conn *c)
         int ret = SSL_do_handshake(c->ssl);
         if (ret == 1)
             return 1;
-        if (SSL_get_error(c->ssl, ret) != SSL_ERROR_WANT_READ)
+        int err = SSL_get_error(c->ssl, ret);
+        if (err == SSL_ERROR_WANT_X509_LOOKUP && c->cfg->async && !c->cert_ready) {
+            c->cert_ready = 1; /* the "asynchronous work" is done: retry */
+            continue;
+        }
+        if (err != SSL_ERROR_WANT_READ)
             return 0;
         /* A client with 0-RTT keys writes its early data now. */
         if (!c->cfg->is_server && c->wr[LEVEL_EARLY].set && !c->early_written) {
@@ -1502,6 +1545,17 @@ static int check_handshake(struct conn *c)
         } else if (n < 0 || (size_t)n != cfg->expect_ocsp_response.n ||
                    memcmp(resp, cfg->expect_ocsp_response.p, (size_t)n) != 0) {
             fail_note(c, "OCSP response mismatch");
+            return 0;
+        }
+    }
+    /* The server's SCT list; on a resumption the session's (BoringSSL's behaviour, and qtls's). */
+    if (cfg->expect_signed_cert_timestamps.set) {
+        const uint8_t *list;
+        size_t n;
+        SSL_get0_signed_cert_timestamp_list(ssl, &list, &n);
+        if (n != cfg->expect_signed_cert_timestamps.n ||
+            (n > 0 && memcmp(list, cfg->expect_signed_cert_timestamps.p, n) != 0)) {
+            fail_note(c, "SCT list mismatch");
             return 0;
         }
     }
