@@ -15,12 +15,12 @@ OBJ=${1:-build/obj}
 # Layer, then the files (src/NAME.c) in it. Calls go down this list, never up.
 LAYERS='
 1  base        bytes err clock
-2  crypto      crypto suites
+2  crypto      crypto suites compress
 3  keysched    keysched quic_crypto
 4  glue        callbacks quic
 5  secrets     secrets session ticket
 6  policy      cert certset sigalgs ca_list ocsp client_hello seclevel dh cipher_lists
-7  extensions  extensions custom_ext
+7  extensions  extensions custom_ext cert_comp
 8  messages    msg
 9  resumption  resumption
 10 states      client server

@@ -31,6 +31,7 @@ static const struct {
     [EXT_KEY_SHARE] = {51, EM_CH | EM_SH | EM_HRR},
     [EXT_QUIC_TP] = {TLSEXT_TYPE_quic_transport_parameters, EM_CH | EM_EE},
     [EXT_QUIC_TP_DRAFT] = {TLSEXT_TYPE_quic_transport_parameters_draft, EM_CH | EM_EE},
+    [EXT_COMPRESS_CERTIFICATE] = {TLSEXT_TYPE_compress_certificate, EM_CH | EM_CR}, /* RFC 8879 */
 };
 
 uint16_t ext_codepoint(enum ext_idx i) { return ext_table[i].type; }
@@ -161,6 +162,7 @@ int ext_write_client_hello_extensions(SSL *c, struct wr *w)
         ext_close(w, at);
     }
     ocsp_client_write_request(c, w, off);
+    cert_comp_write_request(c, w); /* cert_comp.c */
     ca_list_client_write(c, w, off);
     at = ext_open(w, EXT_SUPPORTED_GROUPS, off);
     inner = wr_open_vec(w, 2);
@@ -356,7 +358,8 @@ int ext_process_client_hello(SSL *c, const struct ext_set *e)
         return 0;
     sigalgs_take_peer_groups(c, e);
     return run_servername_cb(c) && quic_take_peer_tp(c, e) && server_take_sigalgs(c, e) &&
-           server_select_alpn(c, e) && ocsp_server_take_request(c, e);
+           server_select_alpn(c, e) && ocsp_server_take_request(c, e) &&
+           cert_comp_take_offer(c, e);
 }
 
 /* ---- EncryptedExtensions (server side) ---- */

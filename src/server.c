@@ -458,6 +458,7 @@ static enum hs_wait do_send_certificate_request(SSL *c)
     sigalgs_write(c, w, 0); /* client_sigalgs, else sigalgs, else the default (sigalgs.c) */
     wr_close_vec(w, body, 2);
     ca_list_server_write(c, w);
+    cert_comp_write_request(c, w); /* RFC 8879 §3 */
     wr_close_vec(w, exts, 2);
     if (!msg_end(c, at))
         return HS_ERROR;
@@ -499,12 +500,10 @@ static enum hs_wait do_send_finished(SSL *c)
 /* §4.4.2: the client's chain, which may be empty (§4.4.2.4). */
 static enum hs_wait do_read_client_certificate(SSL *c)
 {
-    struct rd body, whole;
+    struct rd whole;
     enum hs_wait wait;
-    if (!msg_read_expected(c, HT_CERTIFICATE, &body, &whole, &wait))
+    if (!msg_read_certificate(c, 1, &whole, &wait)) /* or CompressedCertificate */
         return wait;
-    if (!msg_parse_certificate(c, body, 1))
-        return HS_ERROR;
     if (c->peer_cert == NULL) {
         if (c->verify_mode & SSL_VERIFY_FAIL_IF_NO_PEER_CERT) /* §4.4.2.4 */
             return hs_fail(c, SSL_AD_CERTIFICATE_REQUIRED,

@@ -77,6 +77,7 @@ SSL *SSL_new(SSL_CTX *ctx)
     c->peer_tp_version = -1;
     c->quic_tp_version = 0;
     c->grease_enabled = ctx->grease_enabled;
+    c->cert_comp = ctx->cert_comp;
     c->read_level = c->write_level = c->last_provided_level = ssl_encryption_initial;
     if (!copy_ctx_config(c, ctx)) {
         SSL_free(c);
