@@ -354,7 +354,7 @@ FUZZ_CC       = clang
 FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS   = -std=c11 -O1 -g -fno-omit-frame-pointer $(WARN) $(FUZZ_SAN) \
     -DQTLS_FUZZ_CERTS='"$(CURDIR)/$(FUZZ_BUILD)/certs"'
-FUZZ_TARGETS  = fuzz_server fuzz_client fuzz_session fuzz_provide
+FUZZ_TARGETS  = fuzz_server fuzz_client fuzz_session fuzz_provide fuzz_cert_comp
 FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/%)
 FUZZ_OBJS     = $(SRCS:src/%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_BUILD)/obj/mock_quic.o
 
@@ -363,6 +363,7 @@ $(FUZZ_BUILD)/obj/%.o: src/%.c $(wildcard src/*.h include/qtls/*.h)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(FUZZ_BUILD)/obj/compress.o: CPPFLAGS += $(COMP_CPPFLAGS)
+$(FUZZ_BUILD)/obj/compress.o: $(COMP_STAMP)
 
 $(FUZZ_BUILD)/obj/mock_quic.o: tests/helpers/mock_quic.c tests/helpers/mock_quic.h
 	@mkdir -p $(@D)

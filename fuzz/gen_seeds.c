@@ -2,8 +2,8 @@
  * Seed corpora from a real in-memory handshake (not committed; make fuzz
  * writes them under build-fuzz/corpus): the ClientHello for fuzz_server, the
  * server's flight in fuzz_client's framing, the resumable session's DER for
- * fuzz_session, and the server's side of the handshake in fuzz_provide's
- * record format. Usage: gen_seeds CORPUS_DIR
+ * fuzz_session, the server's side of the handshake in fuzz_provide's
+ * record format, and the server's chain compressed for fuzz_cert_comp. Usage: gen_seeds CORPUS_DIR
  */
 #include "fuzz_common.h"
 
@@ -36,6 +36,31 @@ static void provide_records(uint8_t **buf, size_t *len, int level, const uint8_t
         *len += k;
         off += k;
     }
+}
+
+/* fuzz_cert_comp: the server's chain as a CompressedCertificate body, one per algorithm. */
+static void cert_comp_seeds(SSL_CTX *sctx)
+{
+    static const char *const names[] = {"", "zlib", "brotli", "zstd"};
+    for (int alg = 1; alg <= 3; alg++) {
+        unsigned char *data = NULL;
+        size_t orig = 0, n = SSL_CTX_get1_compressed_cert(sctx, alg, &data, &orig);
+        if (n == 0)
+            continue;
+        /* mode byte (peer bytes), algorithm, uncompressed_length, compressed<1..2^24-1> */
+        uint8_t hdr[9] = {0,
+                          0,
+                          (uint8_t)alg,
+                          (uint8_t)(orig >> 16),
+                          (uint8_t)(orig >> 8),
+                          (uint8_t)orig,
+                          (uint8_t)(n >> 16),
+                          (uint8_t)(n >> 8),
+                          (uint8_t)n};
+        put("fuzz_cert_comp", names[alg], hdr, sizeof(hdr), data, n);
+        OPENSSL_free(data);
+    }
+    ERR_clear_error();
 }
 
 int main(int argc, char **argv)
@@ -97,6 +122,7 @@ int main(int argc, char **argv)
         OPENSSL_free(der);
         SSL_SESSION_free(s);
     }
+    cert_comp_seeds(sctx);
     mock_pair_free(&p);
     SSL_CTX_free(sctx);
     SSL_CTX_free(cctx);
