@@ -340,6 +340,22 @@ $(BENCH_DIR)/bench_qtls: bench/bench_qtls.c $(BENCH_DEPS) $(BUILD)/libqtls.a
 	$(CC) -Iinclude/compat -Iinclude $(BENCH_CFLAGS) -o $@ $< bench/bench_common.c \
 	    $(BUILD)/libqtls.a $(QTLS_LIBS)
 
+# Certificate compression (RFC 8879): the server's first flight with each algorithm, in memory
+# and over UDP loopback with ngtcp2 (bench/certcomp.sh; figures in bench/README.md).
+.PHONY: bench-certcomp bench-certcomp-run
+bench-certcomp:
+	@scripts/deps.sh build $(CC_GROUP) certs unit compress h3
+	@$(SUBMAKE) bench-certcomp-run
+
+bench-certcomp-run: $(BENCH_DIR)/certcomp_flight $(H3_BINS)
+	@scripts/gen-certs.sh $(BUILD)/certs
+	@bench/certcomp.sh $(BUILD)
+
+$(BENCH_DIR)/certcomp_flight: bench/certcomp_flight.c $(TEST_HELPERS) $(BUILD)/libqtls.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/helpers $(CFLAGS_ALL) -o $@ $< $(TEST_HELPERS) $(BUILD)/libqtls.a \
+	    $(QTLS_LIBS)
+
 $(BENCH_DIR)/libheapcount.so: bench/heapcount.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g $(WARN) -shared -fPIC -o $@ $<
