@@ -209,12 +209,11 @@ void ca_list_free(SSL_CTX *ctx, SSL *s)
 /* The extension                                                       */
 /* ------------------------------------------------------------------ */
 
-/* Appends the extension for `names`; nothing when the list is empty (its minimum is one name). */
-static void write_names(struct wr *w, const STACK_OF(X509_NAME) *names, uint32_t *offered)
+/* The body for `names`; not sent when the list is empty (its minimum is one name). */
+static int write_names(struct wr *w, const STACK_OF(X509_NAME) *names)
 {
     if (sk_X509_NAME_num(names) <= 0)
-        return;
-    size_t at = ext_open(w, EXT_CERTIFICATE_AUTHORITIES, offered);
+        return EXT_NOT_SENT;
     size_t list = wr_open_vec(w, 2);
     for (int i = 0; i < sk_X509_NAME_num(names); i++) {
         X509_NAME *n = sk_X509_NAME_value(names, i);
@@ -226,34 +225,31 @@ static void write_names(struct wr *w, const STACK_OF(X509_NAME) *names, uint32_t
         wr_close_vec(w, dn, 2);
     }
     wr_close_vec(w, list, 2);
-    ext_close(w, at);
+    return 1;
 }
 
-/* Server, CertificateRequest: the client CA list, else the general one (OpenSSL's order). */
-void ca_list_server_write(SSL *c, struct wr *w)
+/* The row, CertificateRequest: the client CA list, else the general one (OpenSSL's order). */
+int ca_list_server_write(SSL *c, struct wr *w)
 {
     const STACK_OF(X509_NAME) *names = SSL_get_client_CA_list(c);
-    uint32_t unused = 0; /* a request: nothing to match a reply against */
     if (sk_X509_NAME_num(names) <= 0)
         names = SSL_get0_CA_list(c);
-    write_names(w, names, &unused);
+    return write_names(w, names);
 }
 
-/* Client, ClientHello: the general CA list, if one is set. */
-void ca_list_client_write(SSL *c, struct wr *w, uint32_t *offered)
-{
-    write_names(w, SSL_get0_CA_list(c), offered);
-}
+/* The row, ClientHello: the general CA list, if one is set. */
+int ca_list_client_write(SSL *c, struct wr *w) { return write_names(w, SSL_get0_CA_list(c)); }
 
 /*
- * Parses the extension strictly into c->peer_ca_names: an empty list, an
- * empty name, bad DER or bytes after a name are decode_error.
+ * The row, ClientHello or CertificateRequest: parses the extension strictly into
+ * c->peer_ca_names: an empty list, an empty name, bad DER or bytes after a name are decode_error.
  */
-int ca_list_take(SSL *c, const struct ext_set *e)
+int ca_list_take(SSL *c, const struct rd *b)
 {
-    struct rd body = e->body[EXT_CERTIFICATE_AUTHORITIES], list, dn;
-    if (!ext_has(e, EXT_CERTIFICATE_AUTHORITIES))
+    struct rd body, list, dn;
+    if (b == NULL)
         return 1;
+    body = *b;
     if (!rd_vec16(&body, &list) || !rd_empty(&body))
         return qtls_fail(c, SSL_AD_DECODE_ERROR, SSL_R_LENGTH_MISMATCH);
     if (rd_empty(&list))

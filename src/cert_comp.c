@@ -80,32 +80,31 @@ int SSL_get_negotiated_client_cert_comp(SSL *s) { return s != NULL ? s->cert_com
 
 int SSL_get_negotiated_server_cert_comp(SSL *s) { return s != NULL ? s->cert_comp_server : 0; }
 
-/* ---- the extension (RFC 8879 §3) ---- */
+/* ---- the extension (RFC 8879 §3): its row in extensions.c, ClientHello and CertificateRequest */
 
 /* struct { CertificateCompressionAlgorithm algorithms<2..2^8-2>; } CertificateCompressionAlgorithms; */
-void cert_comp_write_request(SSL *c, struct wr *w)
+int cert_comp_write_request(SSL *c, struct wr *w)
 {
     const struct cert_comp_pref *p = &c->cert_comp;
     if (p->n == 0 || (c->options & SSL_OP_NO_RX_CERTIFICATE_COMPRESSION))
-        return;
-    wr_u16(w, TLSEXT_TYPE_compress_certificate);
-    size_t at = wr_open_vec(w, 2);
+        return EXT_NOT_SENT;
     size_t list = wr_open_vec(w, 1);
     for (size_t i = 0; i < p->n; i++)
         wr_u16(w, p->alg[i]);
     wr_close_vec(w, list, 1);
-    wr_close_vec(w, at, 2);
     c->hs->cert_comp_offered = 1;
+    return 1;
 }
 
 /* The peer's list: our Certificate goes out with the first algorithm of ours it accepts. */
-int cert_comp_take_offer(SSL *c, const struct ext_set *e)
+int cert_comp_take_offer(SSL *c, const struct rd *b)
 {
-    struct rd body = e->body[EXT_COMPRESS_CERTIFICATE], list;
+    struct rd body, list;
     unsigned accepted = 0;
     uint16_t id;
-    if (!ext_has(e, EXT_COMPRESS_CERTIFICATE))
+    if (b == NULL) /* not offered: the certificate goes uncompressed */
         return 1;
+    body = *b;
     if (!rd_vec8(&body, &list) || !rd_empty(&body) || list.n < 2 || list.n % 2 != 0)
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     while (rd_u16(&list, &id))

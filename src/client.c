@@ -116,10 +116,10 @@ static enum hs_wait do_send_client_hello(SSL *c)
     wr_u8(w, 1);
     wr_u8(w, 0);
     size_t exts = wr_open_vec(w, 2);
-    if (!ext_write_client_hello_extensions(c, w))
+    if (!ext_write_client_hello(c, w)) /* the table's rows, pre_shared_key last (§4.2.11) */
         return HS_ERROR;
-    psk_write_client_extensions(c, w); /* pre_shared_key must be last (§4.2.11) */
     wr_close_vec(w, exts, 2);
+    msg_set_length(c, at); /* the binder covers the header with the full length (§4.2.11.2) */
     if (!psk_fill_binder(c, at) || !msg_end(c, at) || !psk_client_after_hello(c))
         return HS_ERROR;
     return next(c, CS_READ_SERVER_HELLO, HS_FLUSH); /* the client's first flight ends */
@@ -133,22 +133,21 @@ static int offered_suite(SSL *c, const SSL_CIPHER *s)
     return 0;
 }
 
-/* §4.1.4: HelloRetryRequest. Switch to the server's group and send ClientHello again. */
-static enum hs_wait process_hello_retry_request(SSL *c, const struct ext_set *e,
-                                                const struct rd *whole)
+/* Did the hello being read carry extension i (its rows filled hs->hello)? */
+static int hello_has(const SSL *c, enum ext_idx i) { return (c->hs->hello.present >> i) & 1; }
+
+/*
+ * §4.1.4: HelloRetryRequest. Switch to the server's group and send ClientHello again. The
+ * cookie row kept the cookie for it; the key_share row read the group.
+ */
+static enum hs_wait process_hello_retry_request(SSL *c, const struct rd *whole)
 {
     struct hs *hs = c->hs;
-    uint16_t group_id;
-    struct rd ks = e->body[EXT_KEY_SHARE], cookie, cb = e->body[EXT_COOKIE];
+    uint16_t group_id = hs->hello.group;
     if (hs->hrr_done) /* only one HelloRetryRequest per handshake */
         return hs_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_UNEXPECTED_MESSAGE);
-    if (!ext_has(e, EXT_KEY_SHARE) && !ext_has(e, EXT_COOKIE))
+    if (!hello_has(c, EXT_KEY_SHARE) && !hello_has(c, EXT_COOKIE))
         return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_HELLO_REQUEST);
-    if (ext_has(e, EXT_COOKIE)) {
-        if (!rd_vec16(&cb, &cookie) || !rd_empty(&cb) || rd_empty(&cookie))
-            return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-        wr_bytes(&hs->cookie, cookie.p, cookie.n);
-    }
     if (!transcript_set_hash(&hs->transcript, c->cipher->hash) ||
         !transcript_hrr_restart(&hs->transcript) || !msg_consume(c, whole))
         return HS_ERROR;
@@ -156,9 +155,7 @@ static enum hs_wait process_hello_retry_request(SSL *c, const struct ext_set *e,
     hs->hrr_cipher = c->cipher;
     if (hs->early_data_offered) /* §4.2.10: the second ClientHello carries no 0-RTT */
         c->early_data_reason = ssl_early_data_hello_retry_request;
-    if (ext_has(e, EXT_KEY_SHARE)) {
-        if (!rd_u16(&ks, &group_id) || !rd_empty(&ks))
-            return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    if (hello_has(c, EXT_KEY_SHARE)) {
         /* §4.2.8: a group we support, and not the one we already sent. */
         int ours = 0;
         for (size_t i = 0; i < c->n_groups; i++)
@@ -168,22 +165,18 @@ static enum hs_wait process_hello_retry_request(SSL *c, const struct ext_set *e,
         if (!make_key_share(c, group_by_id(group_id)))
             return HS_ERROR;
     }
-    if (!wr_ok(&hs->cookie))
-        return hs_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
     return next(c, CS_SEND_CLIENT_HELLO, HS_CONTINUE);
 }
 
-/* §4.2.8: the server's share, in the group we offered; then the handshake keys. */
-static enum hs_wait process_server_hello(SSL *c, const struct ext_set *e, const struct rd *whole)
+/* §4.2.8: the server's share (the key_share row read it), in the group we offered; then keys. */
+static enum hs_wait process_server_hello(SSL *c, const struct rd *whole)
 {
     struct hs *hs = c->hs;
-    struct rd ks = e->body[EXT_KEY_SHARE], share;
-    uint16_t group_id;
+    struct rd share = hs->hello.share;
+    uint16_t group_id = hs->hello.group;
     uint8_t ecdhe[128];
-    if (!ext_has(e, EXT_KEY_SHARE))
+    if (!hello_has(c, EXT_KEY_SHARE))
         return hs_fail(c, SSL_AD_MISSING_EXTENSION, QTLS_R_MISSING_EXTENSION);
-    if (!rd_u16(&ks, &group_id) || !rd_vec16(&ks, &share) || !rd_empty(&ks))
-        return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (group_id != hs->kex_group->id)
         return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE);
     size_t n = crypto_kex_derive(hs->kex_group, hs->kex_key, share.p, share.n, ecdhe,
@@ -193,7 +186,7 @@ static enum hs_wait process_server_hello(SSL *c, const struct ext_set *e, const 
     c->group_id = group_id;
     EVP_PKEY_free(hs->kex_key);
     hs->kex_key = NULL;
-    int ok = psk_client_server_hello(c, e) &&
+    int ok = psk_client_server_hello(c) &&
              transcript_set_hash(&hs->transcript, c->cipher->hash) && msg_consume(c, whole) &&
              set_state(c, CS_READ_ENCRYPTED_EXTENSIONS) && sec_derive_handshake(c, ecdhe, n);
     OPENSSL_cleanse(ecdhe, sizeof(ecdhe));
@@ -205,9 +198,8 @@ static enum hs_wait do_read_server_hello(SSL *c)
 {
     struct rd body, whole, session_id, exts;
     enum hs_wait wait;
-    uint16_t legacy_version, suite_id, version;
+    uint16_t legacy_version, suite_id;
     uint8_t random[32], compression;
-    struct ext_set e;
     if (!msg_read_expected(c, HT_SERVER_HELLO, &body, &whole, &wait))
         return wait;
     if (!rd_u16(&body, &legacy_version) || !rd_copy(&body, random, sizeof(random)) ||
@@ -215,15 +207,12 @@ static enum hs_wait do_read_server_hello(SSL *c)
         !rd_u8(&body, &compression) || !rd_vec16(&body, &exts) || !rd_empty(&body))
         return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     int is_hrr = memcmp(random, hrr_random, sizeof(random)) == 0;
-    if (!ext_split(c, is_hrr ? EM_HRR : EM_SH, exts, c->hs->offered, &e))
+    if (!ext_parse(c, is_hrr ? MSG_HRR : MSG_SH, exts)) /* the rows fill hs->hello */
         return HS_ERROR;
     /* §4.2.1: TLS 1.3 is negotiated by supported_versions alone. */
-    struct rd sv = e.body[EXT_SUPPORTED_VERSIONS];
-    if (!ext_has(&e, EXT_SUPPORTED_VERSIONS))
+    if (!hello_has(c, EXT_SUPPORTED_VERSIONS))
         return hs_fail(c, SSL_AD_PROTOCOL_VERSION, SSL_R_UNSUPPORTED_PROTOCOL);
-    if (!rd_u16(&sv, &version) || !rd_empty(&sv))
-        return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-    if (version != TLS1_3_VERSION || legacy_version != TLS1_2_VERSION)
+    if (c->hs->hello.version != TLS1_3_VERSION || legacy_version != TLS1_2_VERSION)
         return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_UNSUPPORTED_PROTOCOL);
     if (!rd_empty(&session_id) || compression != 0)
         return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_DATA);
@@ -234,8 +223,7 @@ static enum hs_wait do_read_server_hello(SSL *c)
         return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CIPHER_RETURNED);
     c->cipher = suite;
     c->version = TLS1_3_VERSION;
-    return is_hrr ? process_hello_retry_request(c, &e, &whole)
-                  : process_server_hello(c, &e, &whole);
+    return is_hrr ? process_hello_retry_request(c, &whole) : process_server_hello(c, &whole);
 }
 
 /* §4.3.1: struct { Extension extensions<0..2^16-1>; } EncryptedExtensions; */
@@ -243,15 +231,13 @@ static enum hs_wait do_read_encrypted_extensions(SSL *c)
 {
     struct rd body, whole, exts;
     enum hs_wait wait;
-    struct ext_set e;
     if (!msg_read_expected(c, HT_ENCRYPTED_EXTENSIONS, &body, &whole, &wait))
         return wait;
     if (!rd_vec16(&body, &exts) || !rd_empty(&body))
         return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-    if (!ext_split(c, EM_EE, exts, c->hs->offered, &e) ||
-        !ext_process_encrypted_extensions(c, &e) || !psk_client_encrypted_extensions(c, &e) ||
-        !psk_client_reverify_after_encrypted_extensions(c) ||
-        !custom_ext_parse(c, SSL_EXT_TLS1_3_ENCRYPTED_EXTENSIONS, exts) || !msg_consume(c, &whole))
+    /* The rows (ALPN, SNI, transport parameters, early_data) and the application's. */
+    if (!ext_parse(c, MSG_EE, exts) || !psk_client_reverify_after_encrypted_extensions(c) ||
+        !msg_consume(c, &whole))
         return HS_ERROR;
     /* A resumed handshake authenticates with the PSK: no certificate messages (§2.2). */
     return next(c, c->hs->resumed ? CS_READ_SERVER_FINISHED : CS_READ_CERTIFICATE_REQUEST,
@@ -262,9 +248,8 @@ static enum hs_wait do_read_encrypted_extensions(SSL *c)
 static enum hs_wait do_read_certificate_request(SSL *c)
 {
     struct hs *hs = c->hs;
-    struct rd body, whole, context, exts, list;
+    struct rd body, whole, context, exts;
     uint8_t type;
-    struct ext_set e;
     int r = msg_read(c, &type, &body, &whole);
     if (r <= 0)
         return r == 0 ? HS_WANT_MESSAGE : HS_ERROR;
@@ -274,20 +259,10 @@ static enum hs_wait do_read_certificate_request(SSL *c)
     if (!rd_vec8(&body, &context) || !rd_vec16(&body, &exts) || !rd_empty(&body) ||
         !rd_empty(&context))
         return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-    if (!ext_split(c, EM_CR, exts, 0, &e) || !ca_list_take(c, &e) ||
-        !cert_comp_take_offer(c, &e)) /* cert_comp.c: RFC 8879 */
+    /* The rows: certificate_authorities, signature_algorithms (hs->peer_sigschemes),
+       compress_certificate (hs->cert_comp_tx). */
+    if (!ext_parse(c, MSG_CR, exts))
         return HS_ERROR;
-    struct rd sa = e.body[EXT_SIGNATURE_ALGORITHMS];
-    if (!ext_has(&e, EXT_SIGNATURE_ALGORITHMS))
-        return hs_fail(c, SSL_AD_MISSING_EXTENSION, SSL_R_MISSING_SIGALGS_EXTENSION);
-    if (!rd_vec16(&sa, &list) || !rd_empty(&sa) || list.n == 0 || list.n % 2 != 0)
-        return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-    uint16_t id;
-    hs->n_peer_sigschemes = 0;
-    while (rd_u16(&list, &id))
-        if (hs->n_peer_sigschemes < sizeof(hs->peer_sigschemes) / sizeof(uint16_t) &&
-            sigalgs_we_sign_with(c, id)) /* the shared list (sigalgs.c) */
-            hs->peer_sigschemes[hs->n_peer_sigschemes++] = id;
     wr_bytes(&hs->cert_request_context, context.p, context.n);
     if (!wr_ok(&hs->cert_request_context))
         return hs_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);

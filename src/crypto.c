@@ -1,11 +1,13 @@
 /*
  * The crypto adapter: the only place that calls libcrypto's EVP layer for
- * TLS work (hashes, HMAC/HKDF, key exchange, signatures, randomness).
+ * TLS work (hashes, the transcript's running hash, HMAC/HKDF, key exchange,
+ * signatures, session ticket protection, randomness); `make lint` checks it.
  * Algorithms are fetched once per process (crypto_init) so that a handshake
  * never pays for provider lookups.
  */
 #include "internal.h"
 
+#include <limits.h>
 #include <string.h>
 
 #include <openssl/core_names.h>
@@ -16,6 +18,9 @@ static struct {
     CRYPTO_ONCE once;
     int ok;
     EVP_MD *md[QTLS_HASH_COUNT];
+    EVP_CIPHER *gcm; /* AES-256-GCM: qtls's own session tickets */
+    EVP_MAC *hmac;   /* the EVP_MAC_CTX handed to the application's ticket key callback */
+    uint8_t empty_hash[QTLS_HASH_COUNT][EVP_MAX_MD_SIZE]; /* Hash(""), a constant (§7.1) */
 } g = {.once = CRYPTO_ONCE_STATIC_INIT};
 
 static const char *const md_names[QTLS_HASH_COUNT] = {"SHA2-256", "SHA2-384"};
@@ -29,10 +34,12 @@ static void fetch_all(void)
 {
     for (int h = 0; h < QTLS_HASH_COUNT; h++) {
         g.md[h] = EVP_MD_fetch(NULL, md_names[h], NULL);
-        if (g.md[h] == NULL)
+        if (g.md[h] == NULL || !EVP_Digest(NULL, 0, g.empty_hash[h], NULL, g.md[h], NULL))
             return;
     }
-    g.ok = 1;
+    g.gcm = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
+    g.hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    g.ok = g.gcm != NULL && g.hmac != NULL;
 }
 
 int crypto_init(void)
@@ -47,6 +54,8 @@ int crypto_init(void)
 const EVP_MD *crypto_md(enum qtls_hash h) { return g.md[h]; }
 
 size_t crypto_hash_len(enum qtls_hash h) { return h == QTLS_SHA384 ? 48 : 32; }
+
+const uint8_t *crypto_empty_hash(enum qtls_hash h) { return g.empty_hash[h]; }
 
 int crypto_random(uint8_t *out, size_t len)
 {
@@ -159,6 +168,144 @@ int crypto_hkdf_expand(enum qtls_hash h, const uint8_t *prk, size_t prk_len,
         done += n;
     }
     OPENSSL_cleanse(t, sizeof(t));
+    return 1;
+}
+
+/* ---- running hashes: the transcript (keysched.c) ---- */
+
+EVP_MD_CTX *crypto_hash_new(enum qtls_hash h)
+{
+    EVP_MD_CTX *m = EVP_MD_CTX_new();
+    if (m == NULL || !EVP_DigestInit_ex(m, g.md[h], NULL)) {
+        EVP_MD_CTX_free(m);
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+        return NULL;
+    }
+    return m;
+}
+
+int crypto_hash_update(EVP_MD_CTX *m, const uint8_t *p, size_t n)
+{
+    if (n > 0 && !EVP_DigestUpdate(m, p, n)) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+        return 0;
+    }
+    return 1;
+}
+
+int crypto_hash_restart(EVP_MD_CTX *m, enum qtls_hash h)
+{
+    if (!EVP_DigestInit_ex(m, g.md[h], NULL)) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+        return 0;
+    }
+    return 1;
+}
+
+int crypto_hash_peek(const EVP_MD_CTX *m, const uint8_t *extra, size_t extra_len, uint8_t *out)
+{
+    EVP_MD_CTX *copy = EVP_MD_CTX_new();
+    int ok = copy != NULL && EVP_MD_CTX_copy_ex(copy, m) &&
+             (extra_len == 0 || EVP_DigestUpdate(copy, extra, extra_len)) &&
+             EVP_DigestFinal_ex(copy, out, NULL);
+    EVP_MD_CTX_free(copy);
+    if (!ok)
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+    return ok;
+}
+
+void crypto_hash_free(EVP_MD_CTX *m) { EVP_MD_CTX_free(m); }
+
+/* ---- session tickets (ticket.c) ---- */
+
+/*
+ * qtls's own ticket format: AES-256-GCM with the key name as additional data.
+ * Returns 1, 0 when opening fails authentication, -1 on an internal error (raised).
+ */
+int crypto_ticket_gcm(int enc, const uint8_t key[32], const uint8_t *aad, size_t aad_len,
+                      const uint8_t nonce[12], const uint8_t *in, size_t len, uint8_t *out,
+                      uint8_t tag[16])
+{
+    EVP_CIPHER_CTX *cc = EVP_CIPHER_CTX_new();
+    int n = 0, fin = 0, ret = -1;
+    if (cc == NULL || len > INT_MAX || aad_len > INT_MAX ||
+        !EVP_CipherInit_ex2(cc, g.gcm, key, nonce, enc, NULL) ||
+        !EVP_CipherUpdate(cc, NULL, &n, aad, (int)aad_len) ||
+        (len > 0 && !EVP_CipherUpdate(cc, out, &n, in, (int)len)) ||
+        (!enc && !EVP_CIPHER_CTX_ctrl(cc, EVP_CTRL_AEAD_SET_TAG, 16, tag)))
+        goto end;
+    if (!EVP_CipherFinal_ex(cc, out + n, &fin)) {
+        ret = enc ? -1 : 0;
+        goto end;
+    }
+    if (enc && !EVP_CIPHER_CTX_ctrl(cc, EVP_CTRL_AEAD_GET_TAG, 16, tag))
+        goto end;
+    ret = 1;
+end:
+    if (ret < 0)
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+    EVP_CIPHER_CTX_free(cc);
+    return ret;
+}
+
+/* The two contexts SSL_CTX_set_tlsext_ticket_key_evp_cb's callback sets up. */
+int crypto_ticket_cb_new(struct crypto_ticket_cb *t)
+{
+    t->cc = EVP_CIPHER_CTX_new();
+    t->hc = EVP_MAC_CTX_new(g.hmac);
+    if (t->cc == NULL || t->hc == NULL) {
+        crypto_ticket_cb_free(t);
+        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+        return 0;
+    }
+    return 1;
+}
+
+void crypto_ticket_cb_free(struct crypto_ticket_cb *t)
+{
+    EVP_CIPHER_CTX_free(t->cc);
+    EVP_MAC_CTX_free(t->hc);
+    t->cc = NULL;
+    t->hc = NULL;
+}
+
+int crypto_ticket_cb_lengths(const struct crypto_ticket_cb *t, int enc, size_t *iv_len,
+                             size_t *mac_len)
+{
+    if (EVP_CIPHER_CTX_get0_cipher(t->cc) == NULL || EVP_CIPHER_CTX_is_encrypting(t->cc) != enc)
+        return 0;
+    int ivl = EVP_CIPHER_CTX_get_iv_length(t->cc);
+    size_t ml = EVP_MAC_CTX_get_mac_size(t->hc);
+    if (ivl < 0 || ivl > EVP_MAX_IV_LENGTH || ml == 0 || ml > EVP_MAX_MD_SIZE)
+        return 0;
+    *iv_len = (size_t)ivl;
+    *mac_len = ml;
+    return 1;
+}
+
+int crypto_ticket_cb_cipher(struct crypto_ticket_cb *t, const uint8_t *in, size_t len,
+                            uint8_t *out, size_t *out_len)
+{
+    int n = 0, fin = 0;
+    if (len > INT_MAX - EVP_MAX_BLOCK_LENGTH || !EVP_CipherUpdate(t->cc, out, &n, in, (int)len)) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+        return -1;
+    }
+    if (!EVP_CipherFinal_ex(t->cc, out + n, &fin))
+        return 0;
+    *out_len = (size_t)n + (size_t)fin;
+    return 1;
+}
+
+int crypto_ticket_cb_mac(struct crypto_ticket_cb *t, const uint8_t *in, size_t len, uint8_t *out,
+                         size_t mac_len)
+{
+    size_t got = 0;
+    if (!EVP_MAC_update(t->hc, in, len) || !EVP_MAC_final(t->hc, out, &got, mac_len) ||
+        got != mac_len) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+        return 0;
+    }
     return 1;
 }
 

@@ -70,7 +70,7 @@ static int send_queued_tickets(SSL *c)
         return 0;
     }
     transcript_init(&c->hs->transcript);
-    int ok = psk_server_write_n_tickets(c, n) && msg_end_flight(c);
+    int ok = nst_server_write_n_tickets(c, n) && msg_end_flight(c);
     hs_free(c);
     if (!ok)
         quic_send_pending_alert(c);
@@ -166,7 +166,7 @@ int SSL_accept(SSL *s)
 static int post_handshake_message(SSL *c, uint8_t type, struct rd body)
 {
     if (type == HT_NEW_SESSION_TICKET && !c->server)
-        return psk_client_process_ticket(c, body);
+        return nst_client_process(c, body);
     return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_UNEXPECTED_MESSAGE);
 }
 

@@ -132,6 +132,36 @@ struct sigalg_list {
 /* Fetches algorithms once per process. Returns 1 on success. */
 QTLS_MUST_CHECK int crypto_init(void);
 const EVP_MD *crypto_md(enum qtls_hash h);
+/* A running hash (the transcript): new, feed, restart, read without ending, free. */
+EVP_MD_CTX *crypto_hash_new(enum qtls_hash h);
+QTLS_MUST_CHECK int crypto_hash_update(EVP_MD_CTX *m, const uint8_t *p, size_t n);
+QTLS_MUST_CHECK int crypto_hash_restart(EVP_MD_CTX *m, enum qtls_hash h);
+/* Hash of what m has seen, then `extra`; m keeps running as it was. */
+QTLS_MUST_CHECK int crypto_hash_peek(const EVP_MD_CTX *m, const uint8_t *extra, size_t extra_len,
+                                     uint8_t *out);
+void crypto_hash_free(EVP_MD_CTX *m);
+/* qtls's ticket AEAD (AES-256-GCM, aad = key name): 1, 0 bad tag on opening, -1 error. */
+int crypto_ticket_gcm(int enc, const uint8_t key[32], const uint8_t *aad, size_t aad_len,
+                      const uint8_t nonce[12], const uint8_t *in, size_t len, uint8_t *out,
+                      uint8_t tag[16]);
+/* The cipher and MAC contexts of the application's ticket key callback (OpenSSL 3.0 format). */
+struct crypto_ticket_cb {
+    EVP_CIPHER_CTX *cc;
+    EVP_MAC_CTX *hc;
+};
+QTLS_MUST_CHECK int crypto_ticket_cb_new(struct crypto_ticket_cb *t);
+void crypto_ticket_cb_free(struct crypto_ticket_cb *t);
+/* The IV and MAC lengths the callback configured; 0 if it left a context unusable. */
+QTLS_MUST_CHECK int crypto_ticket_cb_lengths(const struct crypto_ticket_cb *t, int enc,
+                                             size_t *iv_len, size_t *mac_len);
+/* Runs the callback's cipher over in: 1, 0 if the final block fails (padding), -1 error. */
+int crypto_ticket_cb_cipher(struct crypto_ticket_cb *t, const uint8_t *in, size_t len,
+                            uint8_t *out, size_t *out_len);
+/* The callback's MAC over in, exactly mac_len bytes: 1, or 0 (raised). */
+QTLS_MUST_CHECK int crypto_ticket_cb_mac(struct crypto_ticket_cb *t, const uint8_t *in,
+                                         size_t len, uint8_t *out, size_t mac_len);
+/* Hash(""), computed once by crypto_init: Derive-Secret's context for an empty transcript. */
+const uint8_t *crypto_empty_hash(enum qtls_hash h);
 size_t crypto_hash_len(enum qtls_hash h);
 QTLS_MUST_CHECK int crypto_random(uint8_t *out, size_t len);
 /* Test hook: replaces the randomness source (NULL restores RAND_bytes). */
@@ -208,6 +238,9 @@ QTLS_MUST_CHECK int ks_early_secret(enum qtls_hash h, const uint8_t *psk, size_t
 /* Next stage: HKDF-Extract(Derive-Secret(prev, "derived", ""), ikm or zeros). */
 QTLS_MUST_CHECK int ks_next_stage(enum qtls_hash h, const struct secret *prev,
                                   const uint8_t *ikm, size_t ikm_len, struct secret *out);
+/* A full handshake's Handshake Secret: ks_next_stage from the zero-PSK Early Secret. */
+QTLS_MUST_CHECK int ks_handshake_secret_without_psk(enum qtls_hash h, const uint8_t *ecdhe,
+                                                    size_t ecdhe_len, struct secret *out);
 /* Finished verify_data = HMAC(finished_key(base), transcript_hash) (RFC 8446 §4.4.4). */
 QTLS_MUST_CHECK int ks_finished(enum qtls_hash h, const struct secret *base, const uint8_t *thash,
                                 uint8_t *out);
@@ -447,7 +480,11 @@ struct ssl_session_st {
     size_t early_context_len;
     uint8_t sid_ctx[SSL_MAX_SID_CTX_LENGTH];
     size_t sid_ctx_len;
-    X509 *peer;              /* the peer's leaf, if any */
+    /* The peer's leaf, if any: the DER kept from d2i_SSL_SESSION or a ticket, decoded on first
+     * use (session_peer) into peer, which is set once; or peer alone, from a handshake. */
+    uint8_t *peer_der;
+    size_t peer_der_len;
+    X509 *peer;
     long verify_result;
     int not_resumable;
     uint8_t id[SSL_MAX_SSL_SESSION_ID_LENGTH]; /* SSL_SESSION_set1_id; empty unless set */
@@ -461,6 +498,14 @@ void session_encode(const SSL_SESSION *s, int with_ticket, struct wr *w);
 SSL_SESSION *session_decode(struct rd r);
 /* The session a connection resumed or established (c->session), made on demand. */
 SSL_SESSION *session_new_from_conn(SSL *c);
+/* The session's peer leaf, decoding the kept DER on first use; NULL if none or undecodable. */
+X509 *session_peer(const SSL_SESSION *s);
+/* Does the session name a peer leaf (decoded or not)? */
+int session_has_peer(const SSL_SESSION *s);
+/* Resumption: the connection's peer becomes s's leaf, decoded when first asked for. 1 or 0. */
+QTLS_MUST_CHECK int session_conn_defer_peer(SSL *c, SSL_SESSION *s);
+/* Fills peer_cert and peer_chain from a deferred session peer (accessors); 0 on failure. */
+int session_conn_peer(SSL *c);
 
 /* ticket.c: sealing and opening tickets (RFC 8446 §4.6.1: opaque to the client). */
 /*
@@ -538,6 +583,9 @@ struct ssl_st {
     long verify_result;
     X509 *peer_cert;
     STACK_OF(X509) *peer_chain; /* as received, leaf first */
+    /* A resumed connection's peer is this session's leaf, moved into peer_cert and peer_chain
+     * only when asked for (session_conn_peer): most resumptions never look at it. */
+    SSL_SESSION *peer_session;
     uint8_t client_random[32];
     struct secret exporter_secret;
     struct secret resumption_secret;
@@ -616,6 +664,7 @@ struct ssl_st {
     uint32_t custom_ext_received;       /* custom_ext.c: server: the ones the client sent */
     struct cert_comp_pref cert_comp;    /* cert_comp.c: from the context or SSL_set1_... */
     uint8_t cert_comp_client, cert_comp_server; /* the algorithm each side's Certificate used */
+    uint32_t ticket_max_early_data;     /* client: the NewSessionTicket being read's early_data */
 };
 
 /* Handshake message types (RFC 8446 §4). */
@@ -706,37 +755,42 @@ enum hs_wait {
  */
 #define hs_fail(c, alert, reason) (qtls_fail((c), (alert), (reason)), HS_ERROR)
 
-/* Extensions the engine knows; the table in extensions.c gives codepoints. */
+/*
+ * Extensions the engine knows, one row each in the table of extensions.c. The order is the
+ * ClientHello's (and every message's): early_data and pre_shared_key stay the last rows a
+ * ClientHello carries (§4.2.11); a new row goes before them.
+ */
 enum ext_idx {
     EXT_SERVER_NAME,
     EXT_STATUS_REQUEST,
+    EXT_CERTIFICATE_AUTHORITIES,
     EXT_SUPPORTED_GROUPS,
     EXT_SIGNATURE_ALGORITHMS,
     EXT_ALPN,
-    EXT_PADDING,
-    EXT_PRE_SHARED_KEY,
-    EXT_EARLY_DATA,
     EXT_SUPPORTED_VERSIONS,
-    EXT_COOKIE,
     EXT_PSK_KEY_EXCHANGE_MODES,
-    EXT_CERTIFICATE_AUTHORITIES,
-    EXT_SIGNATURE_ALGORITHMS_CERT,
     EXT_KEY_SHARE,
+    EXT_COOKIE,
     EXT_QUIC_TP,
     EXT_QUIC_TP_DRAFT,
-    EXT_COMPRESS_CERTIFICATE,
+    EXT_COMPRESS_CERTIFICATE, /* RFC 8879 (cert_comp.c) */
+    EXT_EARLY_DATA,
+    EXT_PRE_SHARED_KEY,
+    EXT_PADDING,                   /* recognised, never sent */
+    EXT_SIGNATURE_ALGORITHMS_CERT, /* recognised, never sent */
     EXT_COUNT
 };
 
-/* The messages extensions may appear in (RFC 8446 §4.2 table). */
+/* The messages extensions may appear in (RFC 8446 §4.2 table): a row has a function per one. */
+enum ext_msg_idx { MSG_CH, MSG_SH, MSG_HRR, MSG_EE, MSG_CT, MSG_CR, MSG_NST, MSG_COUNT };
 enum ext_msg {
-    EM_CH = 1 << 0,
-    EM_SH = 1 << 1,
-    EM_HRR = 1 << 2,
-    EM_EE = 1 << 3,
-    EM_CT = 1 << 4,
-    EM_CR = 1 << 5,
-    EM_NST = 1 << 6,
+    EM_CH = 1 << MSG_CH,
+    EM_SH = 1 << MSG_SH,
+    EM_HRR = 1 << MSG_HRR,
+    EM_EE = 1 << MSG_EE,
+    EM_CT = 1 << MSG_CT,
+    EM_CR = 1 << MSG_CR,
+    EM_NST = 1 << MSG_NST,
 };
 
 /* The extensions of one message, split out by the generic loop. */
@@ -745,23 +799,21 @@ struct ext_set {
     struct rd body[EXT_COUNT];
 };
 
-uint16_t ext_codepoint(enum ext_idx i);
-/* Writes extension i's type and opens its body (marking it in *offered); ext_close ends it. */
-size_t ext_open(struct wr *w, enum ext_idx i, uint32_t *offered);
-void ext_close(struct wr *w, size_t at);
-/*
- * Splits an Extension list: rejects duplicates and extensions not allowed in
- * `msg` (illegal_parameter), and in a reply (anything but EM_CH / EM_CR)
- * extensions the client did not offer (unsupported_extension). Unknown
- * extensions are ignored in a ClientHello / CertificateRequest and rejected
- * elsewhere.
- */
-QTLS_MUST_CHECK int ext_split(SSL *c, enum ext_msg msg, struct rd list, uint32_t offered,
-                              struct ext_set *out);
 static inline int ext_has(const struct ext_set *e, enum ext_idx i)
 {
     return (e->present >> i) & 1;
 }
+
+/*
+ * A row's function for one message. A writer writes the body of its extension (the table loop
+ * writes the type and length) and returns 1, EXT_NOT_SENT to send nothing, or 0 on failure
+ * (alert set). A parser gets the body, or NULL when the peer did not send the extension (its
+ * "missing" rule), and returns 1 or 0 (alert set).
+ */
+#define EXT_NOT_SENT (-1)
+typedef int ext_write_fn(SSL *c, struct wr *w);
+typedef int ext_parse_fn(SSL *c, const struct rd *body);
+uint16_t ext_codepoint(enum ext_idx i);
 
 struct hs {
     int state;
@@ -776,12 +828,12 @@ struct hs {
     int flight_pending;
 
     /* Key exchange */
-    uint8_t my_share[97]; /* our public key_share (client) */
-    size_t my_share_len;
     EVP_PKEY *kex_key;
     const struct group *kex_group;
     int hrr_done;
     uint8_t grease_seed[8]; /* client: RFC 8701 values, one seed for both ClientHellos */
+    uint8_t my_share[97];   /* our public key_share */
+    size_t my_share_len;
 
     /* Client */
     uint32_t offered;     /* extensions the client sent, bit per enum ext_idx */
@@ -819,6 +871,23 @@ struct hs {
 
     /* Server: the ClientHello being read, while the client hello callback runs (client_hello.c) */
     const struct client_hello *client_hello;
+
+    /*
+     * What the rows of the ClientHello (server) or ServerHello / HelloRetryRequest (client)
+     * hand the hello logic: views into the message being read, valid while it is read.
+     */
+    struct {
+        uint32_t present;           /* bit per enum ext_idx */
+        struct rd versions;         /* CH: ProtocolVersion versions<2..254> */
+        struct rd groups, shares;   /* CH: NamedGroupList, KeyShareEntry client_shares<> */
+        struct rd psk_modes, psk;   /* CH: bodies, read by resumption.c */
+        uint16_t version;           /* SH, HRR: selected_version */
+        uint16_t group;             /* SH, HRR: the server's share's group / selected_group */
+        struct rd share;            /* SH: its key_exchange */
+        uint16_t psk_identity;      /* SH: selected_identity */
+        struct rd tp;               /* CH, EE: quic_transport_parameters (0x39) */
+    } hello;
+    int cert_entry_is_leaf; /* while a CertificateEntry's extensions are read (ocsp.c) */
 };
 
 /* A ClientHello's fields as received (RFC 8446 §4.1.2); views into the message. */
@@ -833,8 +902,8 @@ struct client_hello {
  * ClientHello or CertificateRequest (write_request marks hs->cert_comp_offered; take_offer picks
  * hs->cert_comp_tx), and the CompressedCertificate message's body both ways.
  */
-void cert_comp_write_request(SSL *c, struct wr *w);
-QTLS_MUST_CHECK int cert_comp_take_offer(SSL *c, const struct ext_set *e);
+ext_write_fn cert_comp_write_request;
+ext_parse_fn cert_comp_take_offer;
 /* Appends algorithm, uncompressed_length and the compressed `body` (from the context's cache). */
 QTLS_MUST_CHECK int cert_comp_write_body(SSL *c, int alg, const uint8_t *body, size_t n,
                                          struct wr *w);
@@ -845,18 +914,17 @@ QTLS_MUST_CHECK int cert_comp_read_body(SSL *c, struct rd body, struct wr *out);
 int ocsp_set_status_type(int *type, long v);
 long ocsp_set_response(SSL *s, unsigned char *resp, long len);
 long ocsp_get_response(const SSL *s, const unsigned char **out);
-void ocsp_client_write_request(SSL *c, struct wr *w, uint32_t *offered);
-QTLS_MUST_CHECK int ocsp_client_take_response(SSL *c, struct rd body, int is_leaf);
 QTLS_MUST_CHECK int ocsp_client_run_cb(SSL *c);
-QTLS_MUST_CHECK int ocsp_server_take_request(SSL *c, const struct ext_set *e);
 QTLS_MUST_CHECK int ocsp_server_run_cb(SSL *c);
-void ocsp_server_write_response(SSL *c, struct wr *w);
+/* The status_request row's functions (extensions.c). */
+ext_write_fn ocsp_client_write_request, ocsp_server_write_response;
+ext_parse_fn ocsp_server_take_request, ocsp_client_take_response;
 
 /* ca_list.c: certificate_authorities (RFC 8446 §4.2.4) and the CA name lists. */
 void ca_list_free(SSL_CTX *ctx, SSL *s);
-void ca_list_server_write(SSL *c, struct wr *w);
-void ca_list_client_write(SSL *c, struct wr *w, uint32_t *offered);
-QTLS_MUST_CHECK int ca_list_take(SSL *c, const struct ext_set *e);
+/* The certificate_authorities row's functions (extensions.c). */
+ext_write_fn ca_list_server_write, ca_list_client_write;
+ext_parse_fn ca_list_take;
 
 /*
  * client_hello.c: runs the context's client hello callback on `ch` (OpenSSL calls it first, before
@@ -953,30 +1021,35 @@ QTLS_MUST_CHECK int sec_derive_application(SSL *c);
 QTLS_MUST_CHECK int sec_derive_resumption(SSL *c);
 
 /* resumption.c: PSK resumption with tickets and 0-RTT (RFC 8446 §4.2.10, §4.2.11, §4.6.1). */
+#define QTLS_QUIC_MAX_EARLY_DATA 0xffffffffu /* RFC 9001 §4.6.1 */
 /* Client: decides whether to offer c->session, and early data; computes the PSK early secret. */
 QTLS_MUST_CHECK int psk_client_prepare(SSL *c);
-/* Client: early_data and pre_shared_key (last) with a zero binder to fill. */
-void psk_write_client_extensions(SSL *c, struct wr *w);
-/* Client: computes the binder over the ClientHello at hs->out[at..] and writes it in place. */
+/*
+ * Client: computes the binder over the ClientHello at hs->out[at..] (its header already carrying
+ * the full length) and writes it in place.
+ */
 QTLS_MUST_CHECK int psk_fill_binder(SSL *c, size_t at);
 /* Client: after ClientHello, installs the 0-RTT write secret if early data was offered. */
 QTLS_MUST_CHECK int psk_client_after_hello(SSL *c);
-/* Client: the server's pre_shared_key answer (or its absence). */
-QTLS_MUST_CHECK int psk_client_server_hello(SSL *c, const struct ext_set *e);
-/* Client: the server's early_data answer in EncryptedExtensions. */
-QTLS_MUST_CHECK int psk_client_encrypted_extensions(SSL *c, const struct ext_set *e);
+/* Client: the server's pre_shared_key answer (or its absence), from hs->hello. */
+QTLS_MUST_CHECK int psk_client_server_hello(SSL *c);
 /* SSL_CTX_set_reverify_on_resume, for a resumed handshake whose 0-RTT was not accepted. */
 QTLS_MUST_CHECK int psk_client_reverify_after_encrypted_extensions(SSL *c);
-/* Server: picks and checks a PSK from ClientHello (binder over `whole`), decides 0-RTT. */
-QTLS_MUST_CHECK int psk_server_select(SSL *c, const struct ext_set *e, const struct rd *whole);
-/* Server: the pre_shared_key extension of ServerHello, when resuming. */
-void psk_server_write_server_hello_extension(SSL *c, struct wr *w);
-/* Server: NewSessionTickets after the client Finished, at the application level. */
-QTLS_MUST_CHECK int psk_server_write_tickets(SSL *c);
-/* Server: n more tickets (SSL_new_session_ticket after the handshake, callbacks.c). */
-QTLS_MUST_CHECK int psk_server_write_n_tickets(SSL *c, size_t n);
-/* Client: one NewSessionTicket (post-handshake). */
-QTLS_MUST_CHECK int psk_client_process_ticket(SSL *c, struct rd body);
+/* Server: picks and checks a PSK from hs->hello (binder over `whole`), decides 0-RTT. */
+QTLS_MUST_CHECK int psk_server_select(SSL *c, const struct rd *whole);
+/* The early_data and pre_shared_key rows' functions (extensions.c). */
+ext_write_fn psk_write_early_data_offer, psk_write_early_data_accepted,
+    psk_write_ticket_early_data, psk_write_offer, psk_write_selected;
+ext_parse_fn psk_take_early_data_answer, psk_take_ticket_early_data;
+
+/*
+ * nst.c: NewSessionTicket (RFC 8446 §4.6.1). Server: the tickets after the client Finished, at
+ * the application level; n more (SSL_new_session_ticket after the handshake). Client: one
+ * received after the handshake.
+ */
+QTLS_MUST_CHECK int nst_server_write_tickets(SSL *c);
+QTLS_MUST_CHECK int nst_server_write_n_tickets(SSL *c, size_t n);
+QTLS_MUST_CHECK int nst_client_process(SSL *c, struct rd body);
 
 /* client.c / server.c: one step of the state machine. */
 QTLS_MUST_CHECK enum hs_wait client_step(SSL *c);
@@ -992,8 +1065,20 @@ QTLS_MUST_CHECK int custom_ext_parse(SSL *c, unsigned context, struct rd list);
 /* Is `type` an extension the application added for this side (ext_split lets it through)? */
 int custom_ext_claims(const SSL *c, uint16_t type);
 
-/* The client's ALPN / transport-parameter and server's selection rules (extensions.c). */
-QTLS_MUST_CHECK int ext_write_client_hello_extensions(SSL *c, struct wr *w);
+/*
+ * extensions.c: the table of extensions, one row each (RFC 8446 §4.2). The ClientHello's
+ * extension list (the rows, GREASE, the application's; pre_shared_key last).
+ */
+QTLS_MUST_CHECK int ext_write_client_hello(SSL *c, struct wr *w);
+/* The extension list of msg (SH, HRR, EE, CT for the leaf, CR, NST); EE ends with custom_ext's. */
+QTLS_MUST_CHECK int ext_write(SSL *c, enum ext_msg_idx msg, struct wr *w);
+/* Splits and checks a received list, then every row's parser for msg (EE: custom_ext's too). */
+QTLS_MUST_CHECK int ext_parse(SSL *c, enum ext_msg_idx msg, struct rd list);
+/* Server, every ClientHello: splits it into *e and runs the rows' hello parsers (hs->hello). */
+QTLS_MUST_CHECK int ext_read_client_hello(SSL *c, struct rd list, struct ext_set *e);
+/* Server: the rows' ClientHello parsers, on the first one only; the application's on each. */
+QTLS_MUST_CHECK int ext_parse_client_hello(SSL *c, const struct ext_set *e, struct rd list,
+                                           int first);
 /* RFC 8701: the client's GREASE values, one per field (indexes into hs->grease_seed). */
 enum grease_idx {
     GREASE_CIPHER,
@@ -1005,11 +1090,8 @@ enum grease_idx {
     GREASE_SIGALG,
 };
 uint16_t grease_value(const SSL *c, enum grease_idx i);
-QTLS_MUST_CHECK int ext_process_encrypted_extensions(SSL *c, const struct ext_set *e);
-QTLS_MUST_CHECK int ext_process_client_hello(SSL *c, const struct ext_set *e);
-QTLS_MUST_CHECK int ext_write_encrypted_extensions(SSL *c, struct wr *w);
-/* Records the peer's transport parameters from either codepoint (quic.c). */
-QTLS_MUST_CHECK int quic_take_peer_tp(SSL *c, const struct ext_set *e);
+/* Records the peer's transport parameters from either codepoint, NULL if absent (quic.c). */
+QTLS_MUST_CHECK int quic_take_peer_tp(SSL *c, const struct rd *v1, const struct rd *draft);
 
 /* ------------------------------------------------------------------ */
 /* API helpers (ssl.c, ctx.c)                                          */
@@ -1042,7 +1124,8 @@ void sigalgs_write(const SSL *c, struct wr *w, uint16_t grease);
 /* Is this scheme acceptable in the peer's CertificateVerify / one we may sign with? */
 int sigalgs_we_accept(const SSL *c, uint16_t id);
 int sigalgs_we_sign_with(const SSL *c, uint16_t id);
-void sigalgs_take_peer_groups(SSL *c, const struct ext_set *e);
+/* Server: the client's supported_groups, for the getters (the supported_groups row). */
+ext_parse_fn sigalgs_take_peer_groups;
 
 /* cipher_lists.c: server: keeps the ClientHello's cipher_suites bytes (alert on failure). */
 QTLS_MUST_CHECK int cipher_lists_keep_raw(SSL *c, struct rd suites);

@@ -78,28 +78,68 @@ int ks_early_secret(enum qtls_hash h, const uint8_t *psk, size_t psk_len, struct
     return ok;
 }
 
-/* Handshake/Master Secret = HKDF-Extract(Derive-Secret(prev, "derived", ""), IKM). */
-int ks_next_stage(enum qtls_hash h, const struct secret *prev, const uint8_t *ikm,
-                  size_t ikm_len, struct secret *out)
+/* HKDF-Extract(salt: derived, IKM: ikm or HashLen zeros), the second half of a stage. */
+static int extract_stage(enum qtls_hash h, const struct secret *derived, const uint8_t *ikm,
+                         size_t ikm_len, struct secret *out)
 {
     static const uint8_t zeros[EVP_MAX_MD_SIZE];
     size_t hl = crypto_hash_len(h);
-    uint8_t empty_hash[EVP_MAX_MD_SIZE];
-    struct secret derived;
-    if (!crypto_digest(h, NULL, 0, empty_hash) ||
-        !ks_derive_secret(h, prev, "derived", empty_hash, &derived))
-        return 0;
     if (ikm == NULL) {
         ikm = zeros;
         ikm_len = hl;
     }
     uint8_t tmp[EVP_MAX_MD_SIZE];
-    int ok = crypto_hkdf_extract(h, derived.b, derived.len, ikm, ikm_len, tmp);
+    int ok = crypto_hkdf_extract(h, derived->b, derived->len, ikm, ikm_len, tmp);
     if (ok)
         secret_set(out, tmp, hl);
     OPENSSL_cleanse(tmp, sizeof(tmp));
+    return ok;
+}
+
+/* Handshake/Master Secret = HKDF-Extract(Derive-Secret(prev, "derived", ""), IKM). */
+int ks_next_stage(enum qtls_hash h, const struct secret *prev, const uint8_t *ikm,
+                  size_t ikm_len, struct secret *out)
+{
+    struct secret derived;
+    int ok = ks_derive_secret(h, prev, "derived", crypto_empty_hash(h), &derived) &&
+             extract_stage(h, &derived, ikm, ikm_len, out);
     secret_wipe(&derived);
     return ok;
+}
+
+/*
+ * Without a PSK, Early Secret = HKDF-Extract(0, zeros) and its Derive-Secret(.,
+ * "derived", "") are the same on every connection: public constants, computed
+ * once per hash instead of twice per handshake.
+ */
+static struct {
+    CRYPTO_ONCE once;
+    int ok;
+    struct secret derived[QTLS_HASH_COUNT];
+} zero_psk = {.once = CRYPTO_ONCE_STATIC_INIT};
+
+static void zero_psk_init(void)
+{
+    for (int h = 0; h < QTLS_HASH_COUNT; h++) {
+        struct secret early;
+        int ok = ks_early_secret((enum qtls_hash)h, NULL, 0, &early) &&
+                 ks_derive_secret((enum qtls_hash)h, &early, "derived",
+                                  crypto_empty_hash((enum qtls_hash)h), &zero_psk.derived[h]);
+        secret_wipe(&early);
+        if (!ok)
+            return;
+    }
+    zero_psk.ok = 1;
+}
+
+int ks_handshake_secret_without_psk(enum qtls_hash h, const uint8_t *ecdhe, size_t ecdhe_len,
+                                    struct secret *out)
+{
+    if (!CRYPTO_THREAD_run_once(&zero_psk.once, zero_psk_init) || !zero_psk.ok) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_INTERNAL_ERROR);
+        return 0;
+    }
+    return extract_stage(h, &zero_psk.derived[h], ecdhe, ecdhe_len, out);
 }
 
 /* §4.4.4: finished_key = HKDF-Expand-Label(BaseKey, "finished", "", Hash.length). */
@@ -120,10 +160,8 @@ int ks_finished(enum qtls_hash h, const struct secret *base, const uint8_t *thas
 int ks_psk_binder(enum qtls_hash h, const struct secret *early, const uint8_t *thash,
                   uint8_t *out)
 {
-    uint8_t empty[EVP_MAX_MD_SIZE];
     struct secret binder_key;
-    int ok = crypto_digest(h, NULL, 0, empty) &&
-             ks_derive_secret(h, early, "res binder", empty, &binder_key) &&
+    int ok = ks_derive_secret(h, early, "res binder", crypto_empty_hash(h), &binder_key) &&
              ks_finished(h, &binder_key, thash, out);
     secret_wipe(&binder_key);
     return ok;
@@ -139,16 +177,11 @@ void transcript_init(struct transcript *t)
 
 int transcript_add(struct transcript *t, const uint8_t *p, size_t n)
 {
-    if (t->md == NULL) {
-        wr_bytes(&t->pending, p, n);
-        if (!wr_ok(&t->pending)) {
-            ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
-            return 0;
-        }
-        return 1;
-    }
-    if (!EVP_DigestUpdate(t->md, p, n)) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+    if (t->md != NULL)
+        return crypto_hash_update(t->md, p, n);
+    wr_bytes(&t->pending, p, n);
+    if (!wr_ok(&t->pending)) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
         return 0;
     }
     return 1;
@@ -158,11 +191,9 @@ int transcript_set_hash(struct transcript *t, enum qtls_hash h)
 {
     if (t->md != NULL)
         return t->hash == h;
-    EVP_MD_CTX *md = EVP_MD_CTX_new();
-    if (md == NULL || !EVP_DigestInit_ex(md, crypto_md(h), NULL) ||
-        !EVP_DigestUpdate(md, t->pending.buf, t->pending.len)) {
-        EVP_MD_CTX_free(md);
-        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+    EVP_MD_CTX *md = crypto_hash_new(h);
+    if (md == NULL || !crypto_hash_update(md, t->pending.buf, t->pending.len)) {
+        crypto_hash_free(md);
         return 0;
     }
     t->hash = h;
@@ -173,29 +204,28 @@ int transcript_set_hash(struct transcript *t, enum qtls_hash h)
 
 int transcript_hash(struct transcript *t, uint8_t *out)
 {
-    EVP_MD_CTX *copy = EVP_MD_CTX_new();
-    int ok = copy != NULL && t->md != NULL && EVP_MD_CTX_copy_ex(copy, t->md) &&
-             EVP_DigestFinal_ex(copy, out, NULL);
-    EVP_MD_CTX_free(copy);
-    if (!ok)
-        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
-    return ok;
+    if (t->md == NULL) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_INTERNAL_ERROR);
+        return 0;
+    }
+    return crypto_hash_peek(t->md, NULL, 0, out);
 }
 
 int transcript_hash_with(struct transcript *t, enum qtls_hash h, const uint8_t *extra,
                          size_t extra_len, uint8_t *out)
 {
-    EVP_MD_CTX *m = EVP_MD_CTX_new();
-    int ok = m != NULL;
-    if (ok && t->md != NULL)
-        ok = t->hash == h && EVP_MD_CTX_copy_ex(m, t->md);
-    else if (ok)
-        ok = EVP_DigestInit_ex(m, crypto_md(h), NULL) &&
-             EVP_DigestUpdate(m, t->pending.buf, t->pending.len);
-    ok = ok && EVP_DigestUpdate(m, extra, extra_len) && EVP_DigestFinal_ex(m, out, NULL);
-    EVP_MD_CTX_free(m);
-    if (!ok)
-        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+    if (t->md != NULL) {
+        if (t->hash != h) {
+            ERR_raise(ERR_LIB_SSL, ERR_R_INTERNAL_ERROR);
+            return 0;
+        }
+        return crypto_hash_peek(t->md, extra, extra_len, out);
+    }
+    /* Before ServerHello: the buffered messages under the hash asked for. */
+    EVP_MD_CTX *m = crypto_hash_new(h);
+    int ok = m != NULL && crypto_hash_update(m, t->pending.buf, t->pending.len) &&
+             crypto_hash_peek(m, extra, extra_len, out);
+    crypto_hash_free(m);
     return ok;
 }
 
@@ -214,16 +244,12 @@ int transcript_hrr_restart(struct transcript *t)
     h[1] = 0;
     h[2] = 0;
     h[3] = (uint8_t)hl;
-    if (!EVP_DigestInit_ex(t->md, crypto_md(t->hash), NULL)) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
-        return 0;
-    }
-    return transcript_add(t, h, 4 + hl);
+    return crypto_hash_restart(t->md, t->hash) && transcript_add(t, h, 4 + hl);
 }
 
 void transcript_free(struct transcript *t)
 {
-    EVP_MD_CTX_free(t->md);
+    crypto_hash_free(t->md);
     wr_free(&t->pending);
     memset(t, 0, sizeof(*t));
 }

@@ -143,8 +143,8 @@ static void write_cert_entry(SSL *c, struct wr *w, X509 *x, int is_leaf)
         wr_fail(w);
     wr_close_vec(w, at, 3);
     size_t exts = wr_open_vec(w, 2);
-    if (is_leaf)
-        ocsp_server_write_response(c, w);
+    if (is_leaf && !ext_write(c, MSG_CT, w)) /* the rows' (status_request) */
+        wr_fail(w);
     wr_close_vec(w, exts, 2);
 }
 
@@ -195,14 +195,11 @@ int msg_write_certificate(SSL *c, const uint8_t *context, size_t context_len,
 static int parse_cert_entry(SSL *c, struct rd *list, STACK_OF(X509) *chain)
 {
     struct rd data, exts;
-    struct ext_set e;
     if (!rd_vec24(list, &data) || !rd_vec16(list, &exts) || rd_empty(&data))
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-    if (!ext_split(c, EM_CT, exts, c->hs->offered, &e))
-        return 0;
-    /* status_request was offered (ext_split refuses it otherwise): a stapled OCSP response. */
-    if (ext_has(&e, EXT_STATUS_REQUEST) &&
-        !ocsp_client_take_response(c, e.body[EXT_STATUS_REQUEST], sk_X509_num(chain) == 0))
+    /* The rows' (a stapled OCSP response in status_request, if we offered it). */
+    c->hs->cert_entry_is_leaf = sk_X509_num(chain) == 0;
+    if (!ext_parse(c, MSG_CT, exts))
         return 0;
     X509 *x = cert_decode(c->ctx, data.p, data.n);
     if (x == NULL)

@@ -48,31 +48,36 @@ long ocsp_get_response(const SSL *s, const unsigned char **out)
 
 /* ---- client ---- */
 
-/* RFC 6066 §8: CertificateStatusRequest { ocsp, OCSPStatusRequest with empty lists }. */
-void ocsp_client_write_request(SSL *c, struct wr *w, uint32_t *offered)
+/*
+ * The status_request row, ClientHello (RFC 6066 §8): CertificateStatusRequest { ocsp,
+ * OCSPStatusRequest with empty lists }.
+ */
+int ocsp_client_write_request(SSL *c, struct wr *w)
 {
     if (c->status_type != TLSEXT_STATUSTYPE_ocsp)
-        return;
-    size_t at = ext_open(w, EXT_STATUS_REQUEST, offered);
+        return EXT_NOT_SENT;
     wr_u8(w, TLSEXT_STATUSTYPE_ocsp);
     wr_u16(w, 0); /* responder_id_list: the responders the server knows */
     wr_u16(w, 0); /* request_extensions */
-    ext_close(w, at);
+    return 1;
 }
 
 /*
- * The status_request of a CertificateEntry: struct { CertificateStatusType status_type;
- * opaque OCSPResponse<1..2^24-1>; }. Only the leaf's is kept, as OpenSSL does.
+ * The status_request row, CertificateEntry (RFC 8446 §4.4.2.1): struct { CertificateStatusType
+ * status_type; opaque OCSPResponse<1..2^24-1>; }. Only the leaf's is kept, as OpenSSL does.
  */
-int ocsp_client_take_response(SSL *c, struct rd body, int is_leaf)
+int ocsp_client_take_response(SSL *c, const struct rd *b)
 {
-    struct rd resp;
+    struct rd body, resp;
     uint8_t type;
+    if (b == NULL)
+        return 1;
+    body = *b;
     if (!rd_u8(&body, &type) || !rd_vec24(&body, &resp) || !rd_empty(&body) || rd_empty(&resp))
         return qtls_fail(c, SSL_AD_DECODE_ERROR, SSL_R_LENGTH_MISMATCH);
     if (type != TLSEXT_STATUSTYPE_ocsp)
         return qtls_fail(c, SSL_AD_DECODE_ERROR, SSL_R_UNSUPPORTED_STATUS_TYPE);
-    if (!is_leaf)
+    if (!c->hs->cert_entry_is_leaf)
         return 1;
     unsigned char *copy = OPENSSL_memdup(resp.p, resp.n);
     if (copy == NULL)
@@ -110,14 +115,15 @@ static int items_well_formed(struct rd *body)
     return 1;
 }
 
-/* The ClientHello's status_request: OCSP noted, other types ignored (RFC 6066 §8). */
-int ocsp_server_take_request(SSL *c, const struct ext_set *e)
+/* The status_request row, ClientHello: OCSP noted, other types ignored (RFC 6066 §8). */
+int ocsp_server_take_request(SSL *c, const struct rd *b)
 {
-    struct rd body = e->body[EXT_STATUS_REQUEST];
+    struct rd body;
     uint8_t type;
     c->status_type = -1;
-    if (!ext_has(e, EXT_STATUS_REQUEST))
+    if (b == NULL)
         return 1;
+    body = *b;
     if (!rd_u8(&body, &type))
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (type != TLSEXT_STATUSTYPE_ocsp)
@@ -150,16 +156,14 @@ int ocsp_server_run_cb(SSL *c)
     }
 }
 
-/* The leaf CertificateEntry's extensions (RFC 8446 §4.4.2.1), when a response is stapled. */
-void ocsp_server_write_response(SSL *c, struct wr *w)
+/* The status_request row, the leaf CertificateEntry (RFC 8446 §4.4.2.1), when stapling. */
+int ocsp_server_write_response(SSL *c, struct wr *w)
 {
-    uint32_t unused = 0;
     if (!c->server || c->hs == NULL || !c->hs->staple_ocsp)
-        return;
-    size_t at = ext_open(w, EXT_STATUS_REQUEST, &unused);
+        return EXT_NOT_SENT;
     wr_u8(w, TLSEXT_STATUSTYPE_ocsp);
     size_t resp = wr_open_vec(w, 3);
     wr_bytes(w, c->ocsp_resp, c->ocsp_resp_len);
     wr_close_vec(w, resp, 3);
-    ext_close(w, at);
+    return 1;
 }

@@ -76,18 +76,17 @@ void SSL_set_quic_use_legacy_codepoint(SSL *ssl, int use_legacy)
  * (missing_extension); with both, keep the draft one only if our own version
  * is the draft. A server also decides here which codepoint(s) it answers in.
  */
-int quic_take_peer_tp(SSL *c, const struct ext_set *e)
+int quic_take_peer_tp(SSL *c, const struct rd *v1_body, const struct rd *draft_body)
 {
     /* A version set explicitly admits only its own codepoint; 0 admits both. */
-    int v1 = ext_has(e, EXT_QUIC_TP) &&
-             c->quic_tp_version != TLSEXT_TYPE_quic_transport_parameters_draft;
-    int draft = ext_has(e, EXT_QUIC_TP_DRAFT) &&
-                c->quic_tp_version != TLSEXT_TYPE_quic_transport_parameters;
+    int v1 = v1_body != NULL && c->quic_tp_version != TLSEXT_TYPE_quic_transport_parameters_draft;
+    int draft =
+        draft_body != NULL && c->quic_tp_version != TLSEXT_TYPE_quic_transport_parameters;
     if (!v1 && !draft)
         return qtls_fail(c, SSL_AD_MISSING_EXTENSION,
                          SSL_R_MISSING_QUIC_TRANSPORT_PARAMETERS_EXTENSION);
     int use_draft = draft && (!v1 || c->quic_tp_version == TLSEXT_TYPE_quic_transport_parameters_draft);
-    const struct rd *body = &e->body[use_draft ? EXT_QUIC_TP_DRAFT : EXT_QUIC_TP];
+    const struct rd *body = use_draft ? draft_body : v1_body;
     /* An empty body still gets a buffer, so that "received" and "none" stay apart. */
     uint8_t *copy = body->n > 0 ? OPENSSL_memdup(body->p, body->n) : OPENSSL_zalloc(1);
     if (copy == NULL)

@@ -8,6 +8,11 @@
  * costs one IV (or sample) set and the cipher calls, with no allocation and
  * no provider lookup. Packet bytes are touched only after the length checks
  * at the top of each function.
+ *
+ * Layer: keysched, beside the key schedule. It is the one file besides crypto.c
+ * that calls libcrypto's EVP itself (its ciphers and contexts), by design: it is
+ * a public module of its own, used by QUIC stacks for every packet, not part of
+ * the TLS handshake, whose EVP calls all go through crypto.c (scripts/lint.sh).
  */
 #include "internal.h"
 #include "qtls/quic_crypto.h"

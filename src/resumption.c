@@ -8,13 +8,8 @@
 
 #include <string.h>
 
-#define QTLS_QUIC_MAX_EARLY_DATA 0xffffffffu /* RFC 9001 §4.6.1 */
-#define QTLS_MAX_TICKET_LIFETIME 604800u     /* seven days, RFC 8446 §4.6.1 */
-#define QTLS_TICKET_AGE_SKEW_MS 10000        /* tolerated ticket-age disagreement */
-
+#define QTLS_TICKET_AGE_SKEW_MS 10000 /* tolerated ticket-age disagreement */
 #define QTLS_MAX_OFFERED_TICKET 32768 /* leaves the ClientHello well under 2^16 */
-#define QTLS_MAX_SEALED_SESSION 49152 /* a sealed ticket must fit opaque ticket<1..2^16-1> */
-
 
 /*
  * RFC 8446 §4.2.11.1: the time since the ticket arrived, in ms. Never
@@ -31,6 +26,9 @@ static uint64_t ticket_age_ms(const SSL_SESSION *s)
     uint64_t secs = clock_now_seconds() - s->time;
     return secs > 0 ? (secs - 1) * 1000 : 0;
 }
+
+/* Did the ClientHello carry extension i (its rows filled hs->hello)? */
+static int hello_has(const SSL *c, enum ext_idx i) { return (c->hs->hello.present >> i) & 1; }
 
 static int session_live(const SSL_SESSION *s, uint64_t now)
 {
@@ -49,27 +47,12 @@ static int alpn_offered(const SSL *c, const uint8_t *name, size_t len)
 
 /*
  * A resumed connection's peer is the one authenticated in the original
- * handshake; sessions keep the leaf only, so that is the chain too.
+ * handshake: the session's leaf, decoded only if asked for (session.c).
  */
 static int adopt_session_peer(SSL *c, SSL_SESSION *s)
 {
-    X509_free(c->peer_cert);
-    sk_X509_pop_free(c->peer_chain, X509_free);
-    c->peer_cert = NULL;
-    c->peer_chain = NULL;
     c->verify_result = s->verify_result;
-    if (s->peer == NULL)
-        return 1;
-    c->peer_chain = sk_X509_new_null();
-    if (c->peer_chain == NULL || !X509_up_ref(s->peer))
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
-    if (!sk_X509_push(c->peer_chain, s->peer)) {
-        X509_free(s->peer);
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
-    }
-    c->peer_cert = s->peer;
-    X509_up_ref(c->peer_cert);
-    return 1;
+    return session_conn_defer_peer(c, s);
 }
 
 /* ---- client ---- */
@@ -123,9 +106,11 @@ int psk_client_prepare(SSL *c)
  */
 static int reverify_session_peer(SSL *c)
 {
-    X509 *leaf = c->session != NULL ? c->session->peer : NULL;
-    if (!c->ctx->reverify_on_resume || leaf == NULL)
+    if (!c->ctx->reverify_on_resume || c->session == NULL || !session_has_peer(c->session))
         return 1;
+    X509 *leaf = session_peer(c->session);
+    if (leaf == NULL)
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, QTLS_R_BAD_SESSION);
     STACK_OF(X509) *chain = sk_X509_new_null();
     if (chain == NULL || !X509_up_ref(leaf)) {
         sk_X509_free(chain);
@@ -172,24 +157,24 @@ const char *SSL_early_data_reason_string(enum ssl_early_data_reason_t reason)
     return names[reason];
 }
 
+/* The early_data row, ClientHello: empty, when 0-RTT is offered (psk_client_prepare). */
+int psk_write_early_data_offer(SSL *c, struct wr *w)
+{
+    return c->hs->psk_offered && c->hs->early_data_offered ? 1 : EXT_NOT_SENT;
+}
+
 /*
+ * The pre_shared_key row, ClientHello, the last extension (§4.2.11):
  * struct { opaque identity<1..2^16-1>; uint32 obfuscated_ticket_age; } PskIdentity;
  * struct { PskIdentity identities<7..2^16-1>; PskBinderEntry binders<33..2^16-1>; }
  */
-void psk_write_client_extensions(SSL *c, struct wr *w)
+int psk_write_offer(SSL *c, struct wr *w)
 {
     struct hs *hs = c->hs;
     SSL_SESSION *s = c->session;
     if (!hs->psk_offered)
-        return;
-    if (hs->early_data_offered) {
-        wr_u16(w, ext_codepoint(EXT_EARLY_DATA));
-        wr_u16(w, 0);
-        hs->offered |= 1u << EXT_EARLY_DATA;
-    }
+        return EXT_NOT_SENT;
     uint64_t age_ms = ticket_age_ms(s);
-    wr_u16(w, ext_codepoint(EXT_PRE_SHARED_KEY));
-    size_t ext = wr_open_vec(w, 2);
     size_t ids = wr_open_vec(w, 2);
     size_t id = wr_open_vec(w, 2);
     wr_bytes(w, s->ticket, s->ticket_len);
@@ -206,14 +191,13 @@ void psk_write_client_extensions(SSL *c, struct wr *w)
         memset(zeros, 0, crypto_hash_len(s->cipher->hash));
     wr_close_vec(w, binder, 1);
     wr_close_vec(w, binders, 2);
-    wr_close_vec(w, ext, 2);
-    hs->offered |= 1u << EXT_PRE_SHARED_KEY;
+    return 1;
 }
 
 /*
  * The binder covers the ClientHello up to the binders list, header included (§4.2.11.2): the
- * partial message runs from `at` (msg_begin's) to where psk_write_client_extensions opened the
- * list, and the binder goes where it reserved the zeros.
+ * partial message runs from `at` (msg_begin's) to where psk_write_offer opened the list, and
+ * the binder goes where it reserved the zeros.
  */
 int psk_fill_binder(SSL *c, size_t at)
 {
@@ -221,7 +205,6 @@ int psk_fill_binder(SSL *c, size_t at)
     if (!hs->psk_offered)
         return 1;
     enum qtls_hash h = c->session->cipher->hash;
-    msg_set_length(c, at); /* the header carries the full length */
     size_t partial_len = hs->psk_binders_at - at;
     const uint8_t *partial = wr_at(&hs->out, at, partial_len);
     uint8_t *binder = wr_at(&hs->out, hs->psk_binder_at, crypto_hash_len(h));
@@ -244,18 +227,15 @@ int psk_client_after_hello(SSL *c)
     return sec_derive_early(c, NULL, 0);
 }
 
-int psk_client_server_hello(SSL *c, const struct ext_set *e)
+/* The pre_shared_key row read selected_identity into hs->hello. */
+int psk_client_server_hello(SSL *c)
 {
     struct hs *hs = c->hs;
-    struct rd body = e->body[EXT_PRE_SHARED_KEY];
-    uint16_t index;
-    if (!ext_has(e, EXT_PRE_SHARED_KEY)) {
+    if (!hello_has(c, EXT_PRE_SHARED_KEY)) {
         secret_wipe(&hs->early_secret); /* a full handshake: the early secret is from zeros */
         return 1;
     }
-    if (!rd_u16(&body, &index) || !rd_empty(&body))
-        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-    if (index != 0)
+    if (hs->hello.psk_identity != 0)
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_PSK_IDENTITY);
     if (c->cipher->hash != c->session->cipher->hash)
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_PSK);
@@ -264,16 +244,17 @@ int psk_client_server_hello(SSL *c, const struct ext_set *e)
     return adopt_session_peer(c, c->session);
 }
 
-int psk_client_encrypted_extensions(SSL *c, const struct ext_set *e)
+/* The early_data row, EncryptedExtensions: the server's answer to our 0-RTT. */
+int psk_take_early_data_answer(SSL *c, const struct rd *body)
 {
-    if (!ext_has(e, EXT_EARLY_DATA)) {
+    if (body == NULL) {
         /* Not after a HelloRetryRequest, whose reason is already there. */
         if (c->hs->early_data_offered)
             c->early_data_reason = c->hs->resumed ? ssl_early_data_peer_declined
                                                   : ssl_early_data_session_not_resumed;
         return 1;
     }
-    if (!rd_empty(&e->body[EXT_EARLY_DATA]))
+    if (!rd_empty(body))
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     /* §4.2.10: accepting 0-RTT means the first PSK and its suite. */
     if (!c->hs->resumed || c->cipher != c->session->cipher)
@@ -285,59 +266,6 @@ int psk_client_encrypted_extensions(SSL *c, const struct ext_set *e)
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_INCONSISTENT_EARLY_DATA_ALPN);
     c->early_data_status = SSL_EARLY_DATA_ACCEPTED;
     c->early_data_reason = ssl_early_data_accepted;
-    return 1;
-}
-
-/* Post-handshake: a NewSessionTicket becomes a session for the application. */
-int psk_client_process_ticket(SSL *c, struct rd body)
-{
-    uint32_t lifetime, age_add, max_early = 0;
-    struct rd nonce, ticket, exts;
-    struct ext_set e;
-    if (!rd_u32(&body, &lifetime) || !rd_u32(&body, &age_add) || !rd_vec8(&body, &nonce) ||
-        !rd_vec16(&body, &ticket) || !rd_vec16(&body, &exts) || !rd_empty(&body) ||
-        rd_empty(&ticket))
-        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-    if (!ext_split(c, EM_NST, exts, 0, &e))
-        return 0;
-    if (ext_has(&e, EXT_EARLY_DATA)) {
-        struct rd ed = e.body[EXT_EARLY_DATA];
-        if (!rd_u32(&ed, &max_early) || !rd_empty(&ed))
-            return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-        /* RFC 9001 §4.6.1: anything else is a protocol violation. */
-        if (max_early != QTLS_QUIC_MAX_EARLY_DATA)
-            return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_INVALID_MAX_EARLY_DATA);
-    }
-    if (lifetime == 0)
-        return 1; /* §4.6.1: a zero lifetime means do not use */
-    if (lifetime > QTLS_MAX_TICKET_LIFETIME)
-        lifetime = QTLS_MAX_TICKET_LIFETIME;
-    SSL_SESSION *s = session_new_from_conn(c);
-    if (s == NULL)
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
-    enum qtls_hash h = c->cipher->hash;
-    size_t hl = crypto_hash_len(h);
-    s->ticket = OPENSSL_memdup(ticket.p, ticket.n);
-    s->ticket_len = ticket.n;
-    s->age_add = age_add;
-    s->arrival_us = clock_now_us();
-    s->time = s->arrival_us / 1000000;
-    s->timeout = lifetime;
-    s->max_early_data = max_early;
-    s->psk.len = hl;
-    if (s->ticket == NULL ||
-        !ks_expand_label(h, &c->resumption_secret, "resumption", nonce.p, nonce.n, s->psk.b, hl)) {
-        SSL_SESSION_free(s);
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
-    }
-    SSL_SESSION_free(c->session);
-    c->session = s;
-    SSL_CTX *ctx = c->ctx;
-    if ((ctx->session_cache_mode & SSL_SESS_CACHE_CLIENT) && ctx->new_session_cb != NULL) {
-        SSL_SESSION_up_ref(s);
-        if (!ctx->new_session_cb(c, s)) /* 1: the callee took our reference */
-            SSL_SESSION_free(s);
-    }
     return 1;
 }
 
@@ -449,12 +377,12 @@ static int check_binder(SSL *c, struct rd binders, size_t index, const struct rd
 }
 
 /* psk_key_exchange_modes: we resume only with (EC)DHE, psk_dhe_ke (§4.2.9). */
-static int take_psk_modes(SSL *c, const struct ext_set *e)
+static int take_psk_modes(SSL *c)
 {
-    struct rd body = e->body[EXT_PSK_KEY_EXCHANGE_MODES], modes;
+    struct rd body = c->hs->hello.psk_modes, modes;
     uint8_t m;
     c->hs->psk_dhe_ke = 0;
-    if (!ext_has(e, EXT_PSK_KEY_EXCHANGE_MODES))
+    if (!hello_has(c, EXT_PSK_KEY_EXCHANGE_MODES))
         return 1;
     if (!rd_vec8(&body, &modes) || !rd_empty(&body) || rd_empty(&modes))
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
@@ -509,25 +437,26 @@ static int accept_early_data(SSL *c, const struct rd *whole)
     return 1;
 }
 
-int psk_server_select(SSL *c, const struct ext_set *e, const struct rd *whole)
+/* The ClientHello's pre_shared_key, psk_key_exchange_modes and early_data, from hs->hello. */
+int psk_server_select(SSL *c, const struct rd *whole)
 {
-    struct rd body = e->body[EXT_PRE_SHARED_KEY], ids, binders, id;
+    struct rd body = c->hs->hello.psk, ids, binders, id;
     uint32_t obf_age = 0;
     size_t n = 0, index;
     SSL_SESSION *s = NULL;
     int abort = 0;
-    if (!take_psk_modes(c, e))
+    if (!take_psk_modes(c))
         return 0;
-    if (ext_has(e, EXT_EARLY_DATA))
+    if (hello_has(c, EXT_EARLY_DATA))
         c->early_data_status = SSL_EARLY_DATA_REJECTED; /* until accepted below */
     /* 0-RTT being disabled overrides every other reason (as BoringSSL). */
     if (!c->early_data_enabled || c->max_early_data == 0)
         server_reason(c, ssl_early_data_disabled);
-    if (!ext_has(e, EXT_PRE_SHARED_KEY)) {
+    if (!hello_has(c, EXT_PRE_SHARED_KEY)) {
         server_reason(c, ssl_early_data_no_session_offered);
         return 1;
     }
-    if (!ext_has(e, EXT_PSK_KEY_EXCHANGE_MODES)) /* §4.2.9 */
+    if (!hello_has(c, EXT_PSK_KEY_EXCHANGE_MODES)) /* §4.2.9 */
         return qtls_fail(c, SSL_AD_MISSING_EXTENSION, SSL_R_MISSING_PSK_KEX_MODES_EXTENSION);
     if (!rd_vec16(&body, &ids) || !rd_vec16(&body, &binders) || !rd_empty(&body))
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
@@ -563,7 +492,7 @@ int psk_server_select(SSL *c, const struct ext_set *e, const struct rd *whole)
         return 0;
     if (s->max_early_data == 0)
         server_reason(c, ssl_early_data_unsupported_for_session);
-    if (!ext_has(e, EXT_EARLY_DATA))
+    if (!hello_has(c, EXT_EARLY_DATA))
         server_reason(c, ssl_early_data_peer_declined);
     server_reason(c, early_data_acceptable(c, s, index, obf_age, id));
     if (c->early_data_reason == ssl_early_data_accepted)
@@ -571,96 +500,43 @@ int psk_server_select(SSL *c, const struct ext_set *e, const struct rd *whole)
     return 1;
 }
 
-void psk_server_write_server_hello_extension(SSL *c, struct wr *w)
+/* The pre_shared_key row, ServerHello: uint16 selected_identity, when resuming. */
+int psk_write_selected(SSL *c, struct wr *w)
 {
     if (!c->hs->resumed)
-        return;
-    wr_u16(w, ext_codepoint(EXT_PRE_SHARED_KEY));
-    wr_u16(w, 2);
+        return EXT_NOT_SENT;
     wr_u16(w, c->hs->psk_identity);
-}
-
-/*
- * struct { uint32 ticket_lifetime; uint32 ticket_age_add; opaque ticket_nonce<0..255>;
- *          opaque ticket<1..2^16-1>; Extension extensions<0..2^16-2>; } NewSessionTicket;
- */
-static int write_ticket(SSL *c, uint64_t counter)
-{
-    SSL_CTX *ctx = c->ctx;
-    struct wr *w = &c->hs->out, plain;
-    enum qtls_hash h = c->cipher->hash;
-    uint8_t nonce[8];
-    SSL_SESSION *s = session_new_from_conn(c);
-    if (s == NULL)
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
-    for (int i = 0; i < 8; i++)
-        nonce[i] = (uint8_t)(counter >> (56 - 8 * i));
-    s->psk.len = crypto_hash_len(h);
-    s->max_early_data = c->max_early_data != 0 ? QTLS_QUIC_MAX_EARLY_DATA : 0;
-    if (c->early_data_context_len > 0) {
-        s->early_context = OPENSSL_memdup(c->early_data_context, c->early_data_context_len);
-        s->early_context_len = s->early_context != NULL ? c->early_data_context_len : 0;
-    }
-    /* The connection's session is the one being ticketed: the generate callback sees it. */
-    SSL_SESSION_free(c->session);
-    c->session = s;
-    if (!ks_expand_label(h, &c->resumption_secret, "resumption", nonce, sizeof(nonce), s->psk.b,
-                         s->psk.len) ||
-        !crypto_random((uint8_t *)&s->age_add, sizeof(s->age_add)))
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
-    if (ctx->ticket_gen_cb != NULL && !ctx->ticket_gen_cb(c, ctx->ticket_cb_arg))
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_CALLBACK_FAILED);
-    if (s->timeout > QTLS_MAX_TICKET_LIFETIME) /* also after a generate callback changed it */
-        s->timeout = QTLS_MAX_TICKET_LIFETIME;
-    wr_init(&plain);
-    session_encode(s, 0, &plain);
-    if (wr_ok(&plain) && plain.len > QTLS_MAX_SEALED_SESSION) {
-        wr_free(&plain); /* huge appdata: no ticket rather than a failed handshake */
-        return 1;
-    }
-    size_t at = msg_begin(c, ssl_encryption_application, HT_NEW_SESSION_TICKET);
-    wr_u32(w, (uint32_t)s->timeout);
-    wr_u32(w, s->age_add);
-    size_t nv = wr_open_vec(w, 1);
-    wr_bytes(w, nonce, sizeof(nonce));
-    wr_close_vec(w, nv, 1);
-    size_t tv = wr_open_vec(w, 2);
-    unsigned long last_error = ERR_peek_last_error();
-    int sealed = wr_ok(&plain) && ticket_seal(c, plain.buf, plain.len, w);
-    wr_free(&plain);
-    if (!sealed && ERR_peek_last_error() == last_error) {
-        /* The key callback declined to issue a ticket: send none, as OpenSSL does. */
-        wr_truncate(w, at);
-        return 1;
-    }
-    if (!sealed)
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
-    wr_close_vec(w, tv, 2);
-    size_t exts = wr_open_vec(w, 2);
-    if (s->max_early_data != 0) {
-        wr_u16(w, ext_codepoint(EXT_EARLY_DATA));
-        wr_u16(w, 4);
-        wr_u32(w, s->max_early_data);
-    }
-    wr_close_vec(w, exts, 2);
-    return msg_end(c, at);
-}
-
-int psk_server_write_n_tickets(SSL *c, size_t n)
-{
-    /* Tickets only for clients that can use them (§4.2.9), and only if not switched off. */
-    if (!c->tickets_allowed || (c->options & SSL_OP_NO_TICKET))
-        return 1;
-    for (size_t i = 0; i < n; i++)
-        if (!write_ticket(c, c->tickets_sent++)) /* the counter keeps nonces unique */
-            return 0;
     return 1;
 }
 
-int psk_server_write_tickets(SSL *c)
+/* The early_data row, EncryptedExtensions: empty, when 0-RTT is accepted (§4.2.10). */
+int psk_write_early_data_accepted(SSL *c, struct wr *w)
 {
-    size_t n = c->num_tickets + c->extra_tickets; /* SSL_new_session_ticket adds one each */
-    c->extra_tickets = 0;
-    c->tickets_allowed = c->hs->psk_dhe_ke;
-    return psk_server_write_n_tickets(c, n);
+    return c->early_data_status == SSL_EARLY_DATA_ACCEPTED ? 1 : EXT_NOT_SENT;
 }
+
+/* The early_data row, NewSessionTicket: uint32 max_early_data_size of the session ticketed. */
+int psk_write_ticket_early_data(SSL *c, struct wr *w)
+{
+    if (c->session->max_early_data == 0)
+        return EXT_NOT_SENT;
+    wr_u32(w, c->session->max_early_data);
+    return 1;
+}
+
+/* The early_data row, NewSessionTicket received: RFC 9001 §4.6.1 allows only 0xffffffff. */
+int psk_take_ticket_early_data(SSL *c, const struct rd *body)
+{
+    struct rd b;
+    c->ticket_max_early_data = 0;
+    if (body == NULL)
+        return 1;
+    b = *body;
+    if (!rd_u32(&b, &c->ticket_max_early_data) || !rd_empty(&b))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    /* RFC 9001 §4.6.1: anything else is a protocol violation. */
+    if (c->ticket_max_early_data != QTLS_QUIC_MAX_EARLY_DATA)
+        return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_INVALID_MAX_EARLY_DATA);
+    return 1;
+}
+

@@ -91,10 +91,11 @@ int sec_derive_handshake(SSL *c, const uint8_t *ecdhe, size_t ecdhe_len)
     struct hs *hs = c->hs;
     enum qtls_hash h = c->cipher->hash;
     uint8_t thash[EVP_MAX_MD_SIZE];
-    /* A full handshake's Early Secret is HKDF-Extract(0, zeros). */
-    if (hs->early_secret.len == 0 && !ks_early_secret(h, NULL, 0, &hs->early_secret))
-        return internal_error(c);
-    if (!ks_next_stage(h, &hs->early_secret, ecdhe, ecdhe_len, &hs->handshake_secret) ||
+    /* A full handshake's Early Secret is HKDF-Extract(0, zeros): a constant (keysched.c). */
+    int ok = hs->early_secret.len == 0
+                 ? ks_handshake_secret_without_psk(h, ecdhe, ecdhe_len, &hs->handshake_secret)
+                 : ks_next_stage(h, &hs->early_secret, ecdhe, ecdhe_len, &hs->handshake_secret);
+    if (!ok ||
         !transcript_hash(&hs->transcript, thash) ||
         !ks_derive_secret(h, &hs->handshake_secret, "c hs traffic", thash, &hs->client_hs) ||
         !ks_derive_secret(h, &hs->handshake_secret, "s hs traffic", thash, &hs->server_hs))
@@ -157,13 +158,12 @@ int SSL_export_keying_material(SSL *s, unsigned char *out, size_t olen, const ch
     }
     enum qtls_hash h = s->cipher->hash;
     size_t hl = crypto_hash_len(h);
-    uint8_t empty[EVP_MAX_MD_SIZE], chash[EVP_MAX_MD_SIZE], tmp[EVP_MAX_MD_SIZE];
+    uint8_t chash[EVP_MAX_MD_SIZE], tmp[EVP_MAX_MD_SIZE];
     struct secret derived;
     if (!use_context)
         contextlen = 0;
-    int ok = crypto_digest(h, NULL, 0, empty) &&
-             ks_expand_label_n(h, &s->exporter_secret, (const uint8_t *)label, llen, empty, hl,
-                               tmp, hl) &&
+    int ok = ks_expand_label_n(h, &s->exporter_secret, (const uint8_t *)label, llen,
+                               crypto_empty_hash(h), hl, tmp, hl) &&
              crypto_digest(h, context, contextlen, chash);
     if (ok) {
         secret_set(&derived, tmp, hl);

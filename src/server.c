@@ -115,23 +115,20 @@ static int parse_client_hello(SSL *c, struct rd body, struct client_hello *ch)
     struct rd comp = ch->compression;
     if (!rd_u8(&comp, &method) || method != 0 || !rd_empty(&comp))
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_DATA);
-    if (!ext_split(c, EM_CH, ch->exts, 0, &ch->e))
-        return 0;
-    /* §4.2.10: in a ClientHello, early_data is struct {} Empty. */
-    if (ext_has(&ch->e, EXT_EARLY_DATA) && !rd_empty(&ch->e.body[EXT_EARLY_DATA]))
-        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-    return 1;
+    /* The rows split the extensions and hand the hello logic its part (hs->hello). */
+    return ext_read_client_hello(c, ch->exts, &ch->e);
 }
 
+/* Did the ClientHello carry extension i (its rows filled hs->hello)? */
+static int hello_has(const SSL *c, enum ext_idx i) { return (c->hs->hello.present >> i) & 1; }
+
 /* §4.2.1: the client must list TLS 1.3 in supported_versions. */
-static int check_versions(SSL *c, const struct ext_set *e)
+static int check_versions(SSL *c)
 {
-    struct rd body = e->body[EXT_SUPPORTED_VERSIONS], list;
+    struct rd list = c->hs->hello.versions;
     uint16_t v;
-    if (!ext_has(e, EXT_SUPPORTED_VERSIONS))
+    if (!hello_has(c, EXT_SUPPORTED_VERSIONS))
         return qtls_fail(c, SSL_AD_PROTOCOL_VERSION, SSL_R_UNSUPPORTED_PROTOCOL);
-    if (!rd_vec8(&body, &list) || !rd_empty(&body) || list.n == 0 || list.n % 2 != 0)
-        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     while (rd_u16(&list, &v))
         if (v == TLS1_3_VERSION)
             return 1;
@@ -175,24 +172,19 @@ static int list_has_u16(struct rd list, uint16_t v)
 /*
  * §4.2.7/§4.2.8: the first of our groups the client offered a share for;
  * failing that, the first of our groups it supports, through a
- * HelloRetryRequest. *share is set when a usable share exists.
+ * HelloRetryRequest. *share is set when a usable share exists. The rows
+ * checked both lists are well formed.
  */
-static int choose_group(SSL *c, const struct ext_set *e, struct rd *share, int *need_hrr)
+static int choose_group(SSL *c, struct rd *share, int *need_hrr)
 {
-    struct rd gbody = e->body[EXT_SUPPORTED_GROUPS], groups, kbody = e->body[EXT_KEY_SHARE];
-    struct rd shares, seen, ke;
+    struct rd groups = c->hs->hello.groups, shares = c->hs->hello.shares;
+    struct rd seen, ke;
     uint16_t gid;
-    if (!ext_has(e, EXT_SUPPORTED_GROUPS) || !ext_has(e, EXT_KEY_SHARE))
+    if (!hello_has(c, EXT_SUPPORTED_GROUPS) || !hello_has(c, EXT_KEY_SHARE))
         return qtls_fail(c, SSL_AD_MISSING_EXTENSION, QTLS_R_MISSING_EXTENSION);
-    if (!rd_vec16(&gbody, &groups) || !rd_empty(&gbody) || groups.n == 0 || groups.n % 2 != 0 ||
-        !rd_vec16(&kbody, &shares) || !rd_empty(&kbody))
-        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-    /* Validate the shares: well formed, no group twice, each one listed in supported_groups. */
-    for (seen = shares; !rd_empty(&seen);) {
-        struct rd rest;
-        if (!rd_u16(&seen, &gid) || !rd_vec16(&seen, &ke) || rd_empty(&ke))
-            return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-        rest = seen;
+    /* No group twice, each one listed in supported_groups. */
+    for (seen = shares; rd_u16(&seen, &gid) && rd_vec16(&seen, &ke);) {
+        struct rd rest = seen;
         uint16_t other;
         while (rd_u16(&rest, &other) && rd_vec16(&rest, &ke))
             if (other == gid)
@@ -226,14 +218,14 @@ static int check_second_client_hello(SSL *c, const struct client_hello *ch, int 
                                      const struct group *hrr_group)
 {
     uint8_t fp[32];
-    struct rd kbody = ch->e.body[EXT_KEY_SHARE], shares;
+    struct rd shares = c->hs->hello.shares;
     uint16_t gid;
     struct rd ke;
-    if (need_hrr || !rd_vec16(&kbody, &shares) || !rd_u16(&shares, &gid) ||
+    if (need_hrr || !rd_u16(&shares, &gid) ||
         !rd_vec16(&shares, &ke) || !rd_empty(&shares) || gid != hrr_group->id ||
         c->hs->kex_group != hrr_group)
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
-    if (ext_has(&ch->e, EXT_EARLY_DATA) || ext_has(&ch->e, EXT_COOKIE))
+    if (hello_has(c, EXT_EARLY_DATA) || hello_has(c, EXT_COOKIE))
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, QTLS_R_INCONSISTENT_CLIENT_HELLO);
     if (!fingerprint(c, ch, fp))
         return 0;
@@ -306,10 +298,10 @@ static enum hs_wait do_read_client_hello(SSL *c)
         return r == 0 ? HS_ERROR : HS_WANT_CLIENT_HELLO_CB; /* the message stays unread */
     if (!cipher_lists_keep_raw(c, ch.suites)) /* SSL_get0_raw_cipherlist, as after OpenSSL's cb */
         return HS_ERROR;
-    if (!check_versions(c, &ch.e) || !choose_suite(c, ch.suites))
+    if (!check_versions(c) || !choose_suite(c, ch.suites))
         return HS_ERROR;
     const struct group *hrr_group = hs->kex_group;
-    if (!choose_group(c, &ch.e, &share, &need_hrr))
+    if (!choose_group(c, &share, &need_hrr))
         return HS_ERROR;
     if (hs->hrr_done && !check_second_client_hello(c, &ch, need_hrr, hrr_group))
         return HS_ERROR;
@@ -323,8 +315,7 @@ static enum hs_wait do_read_client_hello(SSL *c)
      * HelloRetryRequest is handed to add_handshake_data. The fingerprint check makes the second
      * ClientHello's the same (§4.1.2).
      */
-    if ((!hs->hrr_done && (!ext_process_client_hello(c, &ch.e) || !ca_list_take(c, &ch.e))) ||
-        !custom_ext_parse(c, SSL_EXT_CLIENT_HELLO, ch.exts) || /* each ClientHello, as OpenSSL */
+    if (!ext_parse_client_hello(c, &ch.e, ch.exts, !hs->hrr_done) ||
         !transcript_set_hash(&hs->transcript, c->cipher->hash))
         return HS_ERROR;
     if (need_hrr) {
@@ -332,12 +323,12 @@ static enum hs_wait do_read_client_hello(SSL *c)
             return HS_ERROR;
         if (!c->early_data_enabled || c->max_early_data == 0)
             c->early_data_reason = ssl_early_data_disabled;
-        if (ext_has(&ch.e, EXT_EARLY_DATA)) { /* §4.2.10: no 0-RTT after HelloRetryRequest */
+        if (hello_has(c, EXT_EARLY_DATA)) { /* §4.2.10: no 0-RTT after HelloRetryRequest */
             c->early_data_status = SSL_EARLY_DATA_REJECTED;
             if (c->early_data_reason == ssl_early_data_unknown)
                 c->early_data_reason = ssl_early_data_hello_retry_request;
         }
-    } else if (!psk_server_select(c, &ch.e, &whole)) {
+    } else if (!psk_server_select(c, &whole)) {
         return HS_ERROR;
     }
     if (!msg_consume(c, &whole))
@@ -359,13 +350,6 @@ static size_t write_server_hello_head(SSL *c, const uint8_t *random)
     return at;
 }
 
-static void write_supported_versions(struct wr *w)
-{
-    wr_u16(w, ext_codepoint(EXT_SUPPORTED_VERSIONS));
-    wr_u16(w, 2);
-    wr_u16(w, TLS1_3_VERSION);
-}
-
 /* §4.1.4: HelloRetryRequest names the group for the second ClientHello's key share. */
 static enum hs_wait do_send_hello_retry_request(SSL *c)
 {
@@ -375,10 +359,8 @@ static enum hs_wait do_send_hello_retry_request(SSL *c)
         return HS_ERROR;
     size_t at = write_server_hello_head(c, hrr_random);
     size_t exts = wr_open_vec(w, 2);
-    write_supported_versions(w);
-    wr_u16(w, ext_codepoint(EXT_KEY_SHARE));
-    wr_u16(w, 2);
-    wr_u16(w, hs->kex_group->id);
+    if (!ext_write(c, MSG_HRR, w)) /* supported_versions, key_share's selected_group */
+        return HS_ERROR;
     wr_close_vec(w, exts, 2);
     if (!msg_end(c, at))
         return HS_ERROR;
@@ -391,9 +373,9 @@ static enum hs_wait do_send_server_hello(SSL *c)
 {
     struct hs *hs = c->hs;
     struct wr *w = &hs->out;
-    uint8_t random[32], share[97], ecdhe[128];
+    uint8_t random[32], ecdhe[128];
     struct wr sw;
-    wr_init_fixed(&sw, share, sizeof(share));
+    wr_init_fixed(&sw, hs->my_share, sizeof(hs->my_share));
     if (!crypto_random(random, sizeof(random)))
         return HS_ERROR;
     EVP_PKEY *key = crypto_kex_generate(hs->kex_group, &sw);
@@ -406,21 +388,16 @@ static enum hs_wait do_send_server_hello(SSL *c)
     if (n == 0)
         return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
     c->group_id = hs->kex_group->id;
+    hs->my_share_len = wr_len(&sw);
     size_t at = write_server_hello_head(c, random);
     size_t exts = wr_open_vec(w, 2);
-    write_supported_versions(w);
-    wr_u16(w, ext_codepoint(EXT_KEY_SHARE));
-    size_t ks = wr_open_vec(w, 2);
-    wr_u16(w, hs->kex_group->id);
-    size_t ke = wr_open_vec(w, 2);
-    wr_bytes(w, share, sw.len);
-    wr_close_vec(w, ke, 2);
-    wr_close_vec(w, ks, 2);
-    psk_server_write_server_hello_extension(c, w);
+    /* supported_versions, key_share, pre_shared_key when resuming */
+    int ok = ext_write(c, MSG_SH, w);
     wr_close_vec(w, exts, 2);
     /* ServerHello goes out at the initial level before the handshake keys are installed. */
-    int ok = msg_end(c, at) && msg_flush_output(c) && set_state(c, SS_SEND_ENCRYPTED_EXTENSIONS) &&
-             sec_derive_handshake(c, ecdhe, n);
+    ok = ok && msg_end(c, at) && msg_flush_output(c) &&
+         set_state(c, SS_SEND_ENCRYPTED_EXTENSIONS) &&
+         sec_derive_handshake(c, ecdhe, n);
     OPENSSL_cleanse(ecdhe, sizeof(ecdhe));
     return ok ? HS_CONTINUE : HS_ERROR;
 }
@@ -434,7 +411,7 @@ static enum hs_wait do_send_encrypted_extensions(SSL *c)
     struct wr *w = &c->hs->out;
     size_t at = msg_begin(c, ssl_encryption_handshake, HT_ENCRYPTED_EXTENSIONS);
     size_t exts = wr_open_vec(w, 2);
-    if (!ext_write_encrypted_extensions(c, w))
+    if (!ext_write(c, MSG_EE, w)) /* the rows, then the application's */
         return HS_ERROR;
     wr_close_vec(w, exts, 2);
     if (!msg_end(c, at))
@@ -453,12 +430,9 @@ static enum hs_wait do_send_certificate_request(SSL *c)
     size_t at = msg_begin(c, ssl_encryption_handshake, HT_CERTIFICATE_REQUEST);
     wr_u8(w, 0);
     size_t exts = wr_open_vec(w, 2);
-    wr_u16(w, ext_codepoint(EXT_SIGNATURE_ALGORITHMS));
-    size_t body = wr_open_vec(w, 2);
-    sigalgs_write(c, w, 0); /* client_sigalgs, else sigalgs, else the default (sigalgs.c) */
-    wr_close_vec(w, body, 2);
-    ca_list_server_write(c, w);
-    cert_comp_write_request(c, w); /* RFC 8879 §3 */
+    if (!ext_write(c, MSG_CR, w)) /* certificate_authorities, signature_algorithms,
+                                     compress_certificate */
+        return HS_ERROR;
     wr_close_vec(w, exts, 2);
     if (!msg_end(c, at))
         return HS_ERROR;
@@ -535,7 +509,10 @@ static enum hs_wait do_read_client_finished(SSL *c)
     if (w != HS_CONTINUE)
         return w;
     /* The client's Finished is read: anything after it is post-handshake, at 1-RTT. */
-    if (!set_state(c, SS_DONE) || !sec_derive_resumption(c) || !psk_server_write_tickets(c))
+    /* No resumption secret where no ticket can ever be sent (§4.2.9, SSL_OP_NO_TICKET). */
+    int tickets_possible = c->hs->psk_dhe_ke && !(c->options & SSL_OP_NO_TICKET);
+    if (!set_state(c, SS_DONE) || (tickets_possible && !sec_derive_resumption(c)) ||
+        !nst_server_write_tickets(c))
         return HS_ERROR;
     /*
      * SSL_new_session_ticket may ask for more tickets after the handshake (callbacks.c), so the

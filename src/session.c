@@ -57,6 +57,7 @@ static void session_clear(SSL_SESSION *s)
     OPENSSL_free(s->hostname);
     OPENSSL_free(s->appdata);
     OPENSSL_free(s->early_context);
+    OPENSSL_free(s->peer_der);
     X509_free(s->peer);
 }
 
@@ -102,6 +103,20 @@ static int replace_string(char **dst, const char *p, size_t n)
     return 1;
 }
 
+/*
+ * dst (fresh) names src's peer leaf: its DER copied, its decode shared. src's
+ * decode is read once, atomically: another thread may be setting it (session_peer).
+ */
+static int copy_peer(SSL_SESSION *dst, const SSL_SESSION *src)
+{
+    X509 *x = __atomic_load_n(&src->peer, __ATOMIC_ACQUIRE);
+    if (!replace_bytes(&dst->peer_der, &dst->peer_der_len, src->peer_der, src->peer_der_len) ||
+        (x != NULL && !X509_up_ref(x)))
+        return 0;
+    dst->peer = x;
+    return 1;
+}
+
 /* A deep copy with fresh references; ex_data is duplicated through the registered dup callbacks. */
 SSL_SESSION *SSL_SESSION_dup(const SSL_SESSION *src)
 {
@@ -122,9 +137,7 @@ SSL_SESSION *SSL_SESSION_dup(const SSL_SESSION *src)
     d->id_len = src->id_len;
     d->verify_result = src->verify_result;
     d->not_resumable = src->not_resumable;
-    if (src->peer != NULL && X509_up_ref(src->peer))
-        d->peer = src->peer;
-    if ((src->peer != NULL && d->peer == NULL) ||
+    if (!copy_peer(d, src) ||
         !replace_bytes(&d->ticket, &d->ticket_len, src->ticket, src->ticket_len) ||
         !replace_bytes(&d->appdata, &d->appdata_len, src->appdata, src->appdata_len) ||
         !replace_bytes(&d->early_context, &d->early_context_len, src->early_context,
@@ -267,7 +280,40 @@ int SSL_SESSION_set1_alpn_selected(SSL_SESSION *s, const unsigned char *alpn, si
     return 1;
 }
 
-X509 *SSL_SESSION_get0_peer(SSL_SESSION *s) { return s->peer; }
+X509 *SSL_SESSION_get0_peer(SSL_SESSION *s) { return session_peer(s); }
+
+int session_has_peer(const SSL_SESSION *s) { return s->peer_der_len > 0 || s->peer != NULL; }
+
+/*
+ * Decoding a certificate is about a third of a resumed handshake (OpenSSL 3's
+ * public-key decoder set-up), and a resumption rarely looks at the peer: so a
+ * stored session keeps the DER and decodes it here, once. Sessions are shared
+ * between threads, so the first decode is published with a compare-and-swap
+ * and a loser frees its copy. The DER never changes after the session is made,
+ * so the cached decode is always that of these exact bytes.
+ */
+X509 *session_peer(const SSL_SESSION *s)
+{
+    SSL_SESSION *w = (SSL_SESSION *)s; /* a cache: what the session says does not change */
+    X509 *x = __atomic_load_n(&w->peer, __ATOMIC_ACQUIRE);
+    if (x != NULL || s->peer_der_len == 0)
+        return x;
+    const unsigned char *p = s->peer_der;
+    ERR_set_mark(); /* libcrypto's ASN.1 errors are replaced by the session error */
+    x = d2i_X509(NULL, &p, (long)s->peer_der_len);
+    ERR_pop_to_mark();
+    if (x == NULL || (size_t)(p - s->peer_der) != s->peer_der_len) {
+        X509_free(x);
+        ERR_raise_data(ERR_LIB_SSL, QTLS_R_BAD_SESSION, "bad peer certificate");
+        return NULL;
+    }
+    X509 *none = NULL;
+    if (!__atomic_compare_exchange_n(&w->peer, &none, x, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        X509_free(x);
+        x = none; /* another thread's decode of the same bytes */
+    }
+    return x;
+}
 
 int SSL_SESSION_set1_id_context(SSL_SESSION *s, const unsigned char *sid_ctx,
                                 unsigned int sid_ctx_len)
@@ -422,10 +468,13 @@ static void wr_vec(struct wr *w, unsigned len_bytes, const void *p, size_t n)
     wr_close_vec(w, at, len_bytes);
 }
 
-static void wr_peer(struct wr *w, X509 *peer)
+static void wr_peer(struct wr *w, const SSL_SESSION *s)
 {
     size_t at = wr_open_vec(w, 3);
-    if (peer != NULL) {
+    X509 *peer = s->peer;
+    if (s->peer_der_len > 0) {
+        wr_bytes(w, s->peer_der, s->peer_der_len);
+    } else if (peer != NULL) {
         int n = i2d_X509(peer, NULL);
         uint8_t *p = n > 0 ? wr_reserve(w, (size_t)n) : NULL;
         if (p == NULL || i2d_X509(peer, &p) != n)
@@ -477,7 +526,7 @@ void session_encode(const SSL_SESSION *s, int with_ticket, struct wr *w)
     wr_vec(w, 1, s->alpn, s->alpn_len);
     wr_vec(w, 3, s->appdata, s->appdata_len);
     wr_vec(w, 3, s->early_context, s->early_context_len);
-    wr_peer(w, s->peer);
+    wr_peer(w, s);
     wr_vec(w, 2, with_ticket ? s->ticket : NULL, with_ticket ? s->ticket_len : 0);
 }
 
@@ -531,17 +580,27 @@ static int parse_fields(struct rd r, SSL_SESSION *s, struct session_views *v, co
     return *why == NULL;
 }
 
-/* The peer certificate must be one whole DER certificate. */
+/*
+ * The peer certificate must be one whole DER SEQUENCE. It is kept as bytes and
+ * decoded only when asked for (session_peer), so its inside is checked then.
+ */
 static int take_peer(SSL_SESSION *s, struct rd der, const char **why)
 {
     if (rd_empty(&der))
         return 1;
     const unsigned char *p = der.p;
+    long len = 0;
+    int tag = 0, xclass = 0;
     ERR_set_mark(); /* libcrypto's ASN.1 errors are replaced by the session error */
-    s->peer = d2i_X509(NULL, &p, (long)der.n);
+    int got = der.n > LONG_MAX ? 0x80 : ASN1_get_object(&p, &len, &tag, &xclass, (long)der.n);
     ERR_pop_to_mark();
-    if (s->peer == NULL || (size_t)(p - der.p) != der.n) {
+    if (got != V_ASN1_CONSTRUCTED || tag != V_ASN1_SEQUENCE || xclass != V_ASN1_UNIVERSAL ||
+        (size_t)(p - der.p) > der.n || (size_t)len != der.n - (size_t)(p - der.p)) {
         *why = "bad peer certificate";
+        return 0;
+    }
+    if (!replace_bytes(&s->peer_der, &s->peer_der_len, der.p, der.n)) {
+        *why = "out of memory";
         return 0;
     }
     return 1;
@@ -786,12 +845,52 @@ SSL_SESSION *session_new_from_conn(SSL *c)
     memcpy(s->sid_ctx, c->sid_ctx, sizeof(s->sid_ctx));
     s->sid_ctx_len = c->sid_ctx_len;
     if ((c->hostname != NULL && !replace_string(&s->hostname, c->hostname, strlen(c->hostname))) ||
-        (c->peer_cert != NULL && !X509_up_ref(c->peer_cert))) {
+        (c->peer_cert != NULL && !X509_up_ref(c->peer_cert)) ||
+        (c->peer_cert == NULL && c->peer_session != NULL && !copy_peer(s, c->peer_session))) {
         SSL_SESSION_free(s);
         return NULL;
     }
-    s->peer = c->peer_cert;
+    if (c->peer_cert != NULL)
+        s->peer = c->peer_cert;
     return s;
+}
+
+int session_conn_defer_peer(SSL *c, SSL_SESSION *s)
+{
+    X509_free(c->peer_cert);
+    sk_X509_pop_free(c->peer_chain, X509_free);
+    SSL_SESSION_free(c->peer_session);
+    c->peer_cert = NULL;
+    c->peer_chain = NULL;
+    c->peer_session = NULL;
+    if (!session_has_peer(s))
+        return 1;
+    SSL_SESSION_up_ref(s);
+    c->peer_session = s;
+    return 1;
+}
+
+/* Sessions keep the leaf only, so a resumed connection's chain is that leaf. */
+int session_conn_peer(SSL *c)
+{
+    if (c->peer_session == NULL)
+        return 1;
+    X509 *leaf = session_peer(c->peer_session);
+    STACK_OF(X509) *chain = leaf != NULL ? sk_X509_new_reserve(NULL, 1) : NULL;
+    if (chain == NULL || !X509_up_ref(leaf)) {
+        sk_X509_free(chain);
+        return 0;
+    }
+    sk_X509_push(chain, leaf); /* cannot fail: reserved */
+    if (!X509_up_ref(leaf)) {
+        sk_X509_pop_free(chain, X509_free);
+        return 0;
+    }
+    c->peer_chain = chain;
+    c->peer_cert = leaf;
+    SSL_SESSION_free(c->peer_session);
+    c->peer_session = NULL;
+    return 1;
 }
 
 /* ------------------------------------------------------------------ */

@@ -292,14 +292,18 @@ long sigalgs_get_ctrl(SSL *s, int cmd, long larg, void *parg, int *handled)
     }
 }
 
-/* Server: the client's supported_groups, for the getters (§4.2.7). */
-void sigalgs_take_peer_groups(SSL *c, const struct ext_set *e)
+/* The supported_groups row, ClientHello: the client's groups, for the getters (§4.2.7). */
+int sigalgs_take_peer_groups(SSL *c, const struct rd *b)
 {
-    struct rd body = e->body[EXT_SUPPORTED_GROUPS], list;
+    struct rd body, list;
     uint16_t id;
     c->n_peer_groups = 0;
-    if (!ext_has(e, EXT_SUPPORTED_GROUPS) || !rd_vec16(&body, &list))
-        return;
+    if (b == NULL)
+        return 1;
+    body = *b;
+    if (!rd_vec16(&body, &list))
+        return 1;
     while (c->n_peer_groups < QTLS_MAX_PEER_GROUPS && rd_u16(&list, &id))
         c->peer_groups[c->n_peer_groups++] = id;
+    return 1;
 }

@@ -116,6 +116,7 @@ void SSL_free(SSL *s)
     X509_free(s->peer_cert);
     sk_X509_pop_free(s->peer_chain, X509_free);
     sk_X509_pop_free(s->peer_chain_noleaf, X509_free);
+    SSL_SESSION_free(s->peer_session);
     OPENSSL_free(s->hostname);
     OPENSSL_free(s->alpn);
     OPENSSL_free(s->ocsp_resp);
@@ -410,15 +411,23 @@ long SSL_get_verify_result(const SSL *s) { return s->verify_result; }
 
 void SSL_set_verify_result(SSL *s, long v) { s->verify_result = v; }
 
+/* A resumed connection's peer is decoded here, when first asked for (session.c). */
+static int peer_ready(const SSL *s)
+{
+    return session_conn_peer((SSL *)s); /* a cache: the peer it names does not change */
+}
+
 X509 *SSL_get1_peer_certificate(const SSL *s)
 {
+    if (!peer_ready(s))
+        return NULL;
     if (s->peer_cert != NULL && !X509_up_ref(s->peer_cert))
         return NULL;
     return s->peer_cert;
 }
 
 /* OpenSSL 3.0: the same certificate without a reference; valid while s holds it. */
-X509 *SSL_get0_peer_certificate(const SSL *s) { return s->peer_cert; }
+X509 *SSL_get0_peer_certificate(const SSL *s) { return peer_ready(s) ? s->peer_cert : NULL; }
 
 /* The cached server view is valid while it holds peer_chain[1..] in order. */
 static int noleaf_current(const SSL *s)
@@ -440,6 +449,8 @@ static int noleaf_current(const SSL *s)
  */
 STACK_OF(X509) *SSL_get_peer_cert_chain(const SSL *s)
 {
+    if (!peer_ready(s))
+        return NULL;
     if (!s->server || s->peer_chain == NULL)
         return s->peer_chain;
     if (noleaf_current(s))

@@ -38,29 +38,8 @@
 /* Algorithms and clock                                                */
 /* ------------------------------------------------------------------ */
 
-/* Fetched once per process, like crypto.c's, so sealing never pays for provider lookups. */
-static struct {
-    CRYPTO_ONCE once;
-    int ok;
-    EVP_CIPHER *gcm;
-    EVP_MAC *hmac; /* the EVP_MAC_CTX handed to the application's callback */
-} g = {.once = CRYPTO_ONCE_STATIC_INIT};
-
-static void fetch_all(void)
-{
-    g.gcm = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
-    g.hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-    g.ok = g.gcm != NULL && g.hmac != NULL;
-}
-
-static int ticket_init(void)
-{
-    if (!CRYPTO_THREAD_run_once(&g.once, fetch_all) || !g.ok || !crypto_init()) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
-        return 0;
-    }
-    return 1;
-}
+/* The algorithms are crypto.c's, fetched once per process. */
+static int ticket_init(void) { return crypto_init(); }
 
 static uint64_t (*test_clock)(void);
 
@@ -213,32 +192,11 @@ void ticket_keys_test_rotate(SSL_CTX *ctx)
     CRYPTO_THREAD_unlock(k->lock);
 }
 
-/*
- * AES-256-GCM over `in` with the key name as additional data. Returns 1,
- * 0 when opening fails authentication, -1 on an internal error (raised).
- */
+/* AES-256-GCM over `in` with the key name as additional data (crypto.c): 1, 0 bad tag, -1. */
 static int gcm_crypt(int enc, const struct ticket_key *key, const uint8_t *nonce, const uint8_t *in,
                      size_t len, uint8_t *out, uint8_t *tag)
 {
-    EVP_CIPHER_CTX *cc = EVP_CIPHER_CTX_new();
-    int n = 0, fin = 0, ret = -1;
-    if (cc == NULL || len > INT_MAX || !EVP_CipherInit_ex2(cc, g.gcm, key->key, nonce, enc, NULL) ||
-        !EVP_CipherUpdate(cc, NULL, &n, key->name, KEY_NAME_LEN) ||
-        (len > 0 && !EVP_CipherUpdate(cc, out, &n, in, (int)len)) ||
-        (!enc && !EVP_CIPHER_CTX_ctrl(cc, EVP_CTRL_AEAD_SET_TAG, GCM_TAG_LEN, tag)))
-        goto end;
-    if (!EVP_CipherFinal_ex(cc, out + n, &fin)) {
-        ret = enc ? -1 : 0;
-        goto end;
-    }
-    if (enc && !EVP_CIPHER_CTX_ctrl(cc, EVP_CTRL_AEAD_GET_TAG, GCM_TAG_LEN, tag))
-        goto end;
-    ret = 1;
-end:
-    if (ret < 0)
-        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
-    EVP_CIPHER_CTX_free(cc);
-    return ret;
+    return crypto_ticket_gcm(enc, key->key, key->name, KEY_NAME_LEN, nonce, in, len, out, tag);
 }
 
 static int seal_builtin(SSL *c, const uint8_t *plain, size_t plain_len, struct wr *out)
@@ -312,27 +270,13 @@ static int open_builtin(SSL *c, struct rd t, struct wr *plain)
 /* The application's key callback (OpenSSL 3.0 format)                 */
 /* ------------------------------------------------------------------ */
 
-/* The IV and MAC lengths the callback configured; 0 if it left a context unusable. */
-static int cb_lengths(EVP_CIPHER_CTX *cc, EVP_MAC_CTX *hc, int enc, size_t *iv_len, size_t *mac_len)
-{
-    if (EVP_CIPHER_CTX_get0_cipher(cc) == NULL || EVP_CIPHER_CTX_is_encrypting(cc) != enc)
-        return 0;
-    int ivl = EVP_CIPHER_CTX_get_iv_length(cc);
-    size_t ml = EVP_MAC_CTX_get_mac_size(hc);
-    if (ivl < 0 || ivl > EVP_MAX_IV_LENGTH || ml == 0 || ml > EVP_MAX_MD_SIZE)
-        return 0;
-    *iv_len = (size_t)ivl;
-    *mac_len = ml;
-    return 1;
-}
-
 /*
  * Writes key_name || iv || E(plain) || HMAC into a region reserved for the
  * largest output, then trims it to the real length.
  */
 static int seal_cb_write(const uint8_t *name, const uint8_t *iv, size_t iv_len, size_t mac_len,
-                         EVP_CIPHER_CTX *cc, EVP_MAC_CTX *hc, const uint8_t *plain,
-                         size_t plain_len, struct wr *out)
+                         struct crypto_ticket_cb *cb, const uint8_t *plain, size_t plain_len,
+                         struct wr *out)
 {
     size_t start = wr_len(out);
     uint8_t *p =
@@ -344,15 +288,12 @@ static int seal_cb_write(const uint8_t *name, const uint8_t *iv, size_t iv_len, 
     memcpy(p, name, KEY_NAME_LEN);
     memcpy(p + KEY_NAME_LEN, iv, iv_len);
     uint8_t *ct = p + KEY_NAME_LEN + iv_len;
-    int n = 0, fin = 0;
-    size_t got = 0;
-    int ok = EVP_EncryptUpdate(cc, ct, &n, plain, (int)plain_len) &&
-             EVP_EncryptFinal_ex(cc, ct + n, &fin);
-    size_t authed = KEY_NAME_LEN + iv_len + (size_t)n + (size_t)fin;
-    ok = ok && EVP_MAC_update(hc, p, authed) && EVP_MAC_final(hc, p + authed, &got, mac_len) &&
-         got == mac_len;
-    if (!ok) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+    size_t ct_len = 0;
+    int r = crypto_ticket_cb_cipher(cb, plain, plain_len, ct, &ct_len);
+    size_t authed = KEY_NAME_LEN + iv_len + ct_len;
+    if (r == 0)
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB); /* a failed final block, when encrypting */
+    if (r != 1 || !crypto_ticket_cb_mac(cb, p, authed, p + authed, mac_len)) {
         wr_rewind(out, start);
         return 0;
     }
@@ -363,15 +304,12 @@ static int seal_cb_write(const uint8_t *name, const uint8_t *iv, size_t iv_len, 
 static int seal_with_cb(SSL *c, const uint8_t *plain, size_t plain_len, struct wr *out)
 {
     uint8_t name[KEY_NAME_LEN] = {0}, iv[EVP_MAX_IV_LENGTH] = {0};
-    EVP_CIPHER_CTX *cc = EVP_CIPHER_CTX_new();
-    EVP_MAC_CTX *hc = EVP_MAC_CTX_new(g.hmac);
+    struct crypto_ticket_cb cb;
     size_t iv_len, mac_len;
     int ok = 0;
-    if (cc == NULL || hc == NULL) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
-        goto end;
-    }
-    int rv = c->ctx->ticket_key_evp_cb(c, name, iv, cc, hc, 1);
+    if (!crypto_ticket_cb_new(&cb))
+        return 0;
+    int rv = c->ctx->ticket_key_evp_cb(c, name, iv, cb.cc, cb.hc, 1);
     /*
      * 0: the application declines to issue a ticket. A TLS 1.3 ticket may not
      * be empty (RFC 8446 §4.6.1: ticket<1..2^16-1>), so, as OpenSSL does, no
@@ -383,35 +321,31 @@ static int seal_with_cb(SSL *c, const uint8_t *plain, size_t plain_len, struct w
         ERR_raise(ERR_LIB_SSL, SSL_R_CALLBACK_FAILED);
         goto end;
     }
-    if (!cb_lengths(cc, hc, 1, &iv_len, &mac_len) || plain_len > INT_MAX - EVP_MAX_BLOCK_LENGTH) {
+    if (!crypto_ticket_cb_lengths(&cb, 1, &iv_len, &mac_len) ||
+        plain_len > INT_MAX - EVP_MAX_BLOCK_LENGTH) {
         ERR_raise_data(ERR_LIB_SSL, SSL_R_CALLBACK_FAILED,
                        "ticket key callback left the cipher or MAC unusable");
         goto end;
     }
-    ok = seal_cb_write(name, iv, iv_len, mac_len, cc, hc, plain, plain_len, out);
+    ok = seal_cb_write(name, iv, iv_len, mac_len, &cb, plain, plain_len, out);
 end:
     OPENSSL_cleanse(iv, sizeof(iv));
-    EVP_CIPHER_CTX_free(cc);
-    EVP_MAC_CTX_free(hc);
+    crypto_ticket_cb_free(&cb);
     return ok;
 }
 
 /* Checks the HMAC, then decrypts; the callback has already set up both contexts. */
-static int open_cb_checked(struct rd t, size_t iv_len, size_t mac_len, EVP_CIPHER_CTX *cc,
-                           EVP_MAC_CTX *hc, struct wr *plain)
+static int open_cb_checked(struct rd t, size_t iv_len, size_t mac_len,
+                           struct crypto_ticket_cb *cb, struct wr *plain)
 {
     struct rd authed, mac, skip, ct;
     uint8_t want[EVP_MAX_MD_SIZE];
-    size_t got = 0;
     /* OpenSSL's rule: the ticket must exceed key name + IV + MAC (no empty ciphertext). */
     if (t.n <= KEY_NAME_LEN + iv_len + mac_len || !rd_bytes(&t, t.n - mac_len, &authed) ||
         !rd_bytes(&t, mac_len, &mac))
         return SSL_TICKET_NO_DECRYPT;
-    if (!EVP_MAC_update(hc, authed.p, authed.n) || !EVP_MAC_final(hc, want, &got, sizeof(want)) ||
-        got != mac_len) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+    if (!crypto_ticket_cb_mac(cb, authed.p, authed.n, want, mac_len))
         return SSL_TICKET_FATAL_ERR_OTHER;
-    }
     if (CRYPTO_memcmp(want, mac.p, mac_len) != 0)
         return SSL_TICKET_NO_DECRYPT;
 
@@ -424,18 +358,14 @@ static int open_cb_checked(struct rd t, size_t iv_len, size_t mac_len, EVP_CIPHE
         ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
         return SSL_TICKET_FATAL_ERR_MALLOC;
     }
-    int n = 0, fin = 0, ret = SSL_TICKET_SUCCESS;
-    if (!EVP_DecryptUpdate(cc, p, &n, ct.p, (int)ct.n)) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
-        ret = SSL_TICKET_FATAL_ERR_OTHER;
-    } else if (!EVP_DecryptFinal_ex(cc, p + n, &fin)) {
-        ret = SSL_TICKET_NO_DECRYPT; /* bad padding under a MAC that matched: a wrong key */
-    }
-    if (ret != SSL_TICKET_SUCCESS) {
+    size_t n = 0;
+    int r = crypto_ticket_cb_cipher(cb, ct.p, ct.n, p, &n);
+    if (r != 1) {
         wr_rewind(plain, start);
-        return ret;
+        /* 0: bad padding under a MAC that matched: a wrong key */
+        return r == 0 ? SSL_TICKET_NO_DECRYPT : SSL_TICKET_FATAL_ERR_OTHER;
     }
-    wr_rewind(plain, start + (size_t)(n + fin));
+    wr_rewind(plain, start + n);
     return SSL_TICKET_SUCCESS;
 }
 
@@ -450,34 +380,28 @@ static int open_with_cb(SSL *c, struct rd t, struct wr *plain)
     struct rd r = t;
     if (!rd_copy(&r, name, sizeof(name)) || !rd_copy(&r, iv, sizeof(iv)))
         return SSL_TICKET_NO_DECRYPT;
-    EVP_CIPHER_CTX *cc = EVP_CIPHER_CTX_new();
-    EVP_MAC_CTX *hc = EVP_MAC_CTX_new(g.hmac);
+    struct crypto_ticket_cb cb;
     size_t iv_len, mac_len;
     int ret;
-    if (cc == NULL || hc == NULL) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
-        ret = SSL_TICKET_FATAL_ERR_MALLOC;
-        goto end;
-    }
-    int rv = c->ctx->ticket_key_evp_cb(c, name, iv, cc, hc, 0);
+    if (!crypto_ticket_cb_new(&cb))
+        return SSL_TICKET_FATAL_ERR_MALLOC;
+    int rv = c->ctx->ticket_key_evp_cb(c, name, iv, cb.cc, cb.hc, 0);
     if (rv < 0) {
         ERR_raise(ERR_LIB_SSL, SSL_R_CALLBACK_FAILED);
         ret = SSL_TICKET_FATAL_ERR_OTHER;
     } else if (rv == 0) {
         ret = SSL_TICKET_NO_DECRYPT; /* a key name the application does not know */
-    } else if (!cb_lengths(cc, hc, 0, &iv_len, &mac_len)) {
+    } else if (!crypto_ticket_cb_lengths(&cb, 0, &iv_len, &mac_len)) {
         ERR_raise_data(ERR_LIB_SSL, SSL_R_CALLBACK_FAILED,
                        "ticket key callback left the cipher or MAC unusable");
         ret = SSL_TICKET_FATAL_ERR_OTHER;
     } else {
-        ret = open_cb_checked(t, iv_len, mac_len, cc, hc, plain);
+        ret = open_cb_checked(t, iv_len, mac_len, &cb, plain);
         /* 2: the key is valid but being retired, so the client should get a new ticket. */
         if (ret == SSL_TICKET_SUCCESS && rv == 2)
             ret = SSL_TICKET_SUCCESS_RENEW;
     }
-end:
-    EVP_CIPHER_CTX_free(cc);
-    EVP_MAC_CTX_free(hc);
+    crypto_ticket_cb_free(&cb);
     return ret;
 }
 

@@ -270,6 +270,26 @@ static void s3_master_secret(struct secret *ms)
     assert_true(ks_next_stage(QTLS_SHA256, &hs, NULL, 0, ms));
 }
 
+/* The once-computed zero-PSK stage gives RFC 8448's handshake secret, and SHA-384 agrees too. */
+static void test_handshake_secret_without_psk_matches_the_two_step_schedule(void **state)
+{
+    (void)state;
+    struct secret hs, early, want;
+    uint8_t ecdhe[48];
+    unhex(S3_ECDHE, ecdhe, 32);
+    for (int i = 0; i < 2; i++) { /* the second call uses the stored constant */
+        assert_true(ks_handshake_secret_without_psk(QTLS_SHA256, ecdhe, 32, &hs));
+        check_secret("handshake secret", &hs, S3_HS);
+    }
+    for (size_t i = 0; i < sizeof(ecdhe); i++)
+        ecdhe[i] = (uint8_t)(0x5a ^ i);
+    assert_true(ks_early_secret(QTLS_SHA384, NULL, 0, &early));
+    assert_true(ks_next_stage(QTLS_SHA384, &early, ecdhe, sizeof(ecdhe), &want));
+    assert_true(ks_handshake_secret_without_psk(QTLS_SHA384, ecdhe, sizeof(ecdhe), &hs));
+    assert_int_equal(hs.len, 48);
+    assert_memory_equal(hs.b, want.b, 48);
+}
+
 static void test_rfc8448_s3_early_secret_without_psk(void **state)
 {
     (void)state;
@@ -866,6 +886,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rfc8448_s3_early_secret_without_psk),
+        cmocka_unit_test(test_handshake_secret_without_psk_matches_the_two_step_schedule),
         cmocka_unit_test(test_rfc8448_s3_derived_secret_before_handshake_stage),
         cmocka_unit_test(test_rfc8448_s3_handshake_secret_from_x25519_shared_secret),
         cmocka_unit_test(test_rfc8448_s3_handshake_traffic_secrets_cover_ch_sh),

@@ -578,9 +578,31 @@ static void serialised_session_resumes(void **state)
     SSL_SESSION *back = d2i_SSL_SESSION(NULL, &p, len);
     OPENSSL_free(der);
     assert_non_null(back);
+    int before = n_sessions;
     assert_true(resume(f, back, 1));
-    SSL_SESSION_free(back);
     assert_int_equal(SSL_get_early_data_status(f->p.server.ssl), SSL_EARLY_DATA_ACCEPTED);
+    /* The stored leaf is decoded only when asked for: the handshake did not need it. */
+    assert_null(back->peer);
+    assert_true(back->peer_der_len > 0);
+    /* The tickets of the resumed connection carry the same leaf, still as bytes. */
+    assert_true(n_sessions > before);
+    SSL_SESSION *next = sessions[n_sessions - 1];
+    assert_null(next->peer);
+    assert_int_equal(next->peer_der_len, back->peer_der_len);
+    assert_memory_equal(next->peer_der, back->peer_der, back->peer_der_len);
+    /* Asked for, it is the leaf of the first handshake, as the chain too (leaf only). */
+    SSL *c = f->p.client.ssl;
+    X509 *leaf = SSL_get0_peer_certificate(c);
+    assert_non_null(leaf);
+    assert_ptr_equal(leaf, back->peer);
+    assert_int_equal(X509_cmp(leaf, SSL_SESSION_get0_peer(s)), 0);
+    assert_int_equal(sk_X509_num(SSL_get_peer_cert_chain(c)), 1);
+    assert_ptr_equal(sk_X509_value(SSL_get_peer_cert_chain(c), 0), leaf);
+    X509 *again = SSL_get1_peer_certificate(c);
+    assert_ptr_equal(again, leaf);
+    X509_free(again);
+    assert_ptr_equal(SSL_SESSION_get0_peer(next), SSL_SESSION_get0_peer(next)); /* decoded once */
+    SSL_SESSION_free(back);
 }
 
 /*

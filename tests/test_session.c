@@ -120,10 +120,10 @@ static void assert_sessions_equal(const SSL_SESSION *a, const SSL_SESSION *b, in
     assert_bytes_equal(a->appdata, a->appdata_len, b->appdata, b->appdata_len);
     assert_bytes_equal(a->early_context, a->early_context_len, b->early_context,
                        b->early_context_len);
-    if (a->peer == NULL)
-        assert_null(b->peer);
+    if (session_peer(a) == NULL)
+        assert_null(session_peer(b));
     else
-        assert_int_equal(X509_cmp(a->peer, b->peer), 0);
+        assert_int_equal(X509_cmp(session_peer(a), session_peer(b)), 0);
     if (with_ticket)
         assert_bytes_equal(a->ticket, a->ticket_len, b->ticket, b->ticket_len);
     else
@@ -616,6 +616,10 @@ static void random_byte_flips_never_crash(void **state)
         } else {
             /* whatever decodes is a well-formed session: it encodes again */
             assert_true(i2d_SSL_SESSION(back, NULL) > 0);
+            /* its peer decodes when asked for, or says why not */
+            ERR_clear_error();
+            if (SSL_SESSION_get0_peer(back) == NULL && back->peer_der_len > 0)
+                assert_true(last_is_bad_session());
             SSL_SESSION_free(back);
             decoded++;
         }
@@ -730,6 +734,54 @@ static void malformed_fields_are_refused(void **state)
 }
 
 /* The DER frame: only a minimal-length OCTET STRING is accepted. */
+/*
+ * The stored peer certificate is kept as bytes and decoded when first asked
+ * for: a well-framed SEQUENCE that is no certificate decodes as a session, and
+ * SSL_SESSION_get0_peer then gives NULL with the reason, every time.
+ */
+static void peer_certificate_is_decoded_when_asked_for(void **state)
+{
+    static const uint8_t not_a_cert[] = {0x30, 0x03, 0x02, 0x01, 0x05}; /* SEQUENCE { 5 } */
+    SSL_SESSION *s = full_session();
+    int len;
+    unsigned char *der = to_der(s, &len);
+    const unsigned char *p = der;
+    SSL_SESSION *good = d2i_SSL_SESSION(NULL, &p, len);
+    assert_non_null(good);
+    assert_null(good->peer); /* not decoded by d2i */
+    X509 *leaf = SSL_SESSION_get0_peer(good);
+    assert_non_null(leaf);
+    assert_int_equal(X509_cmp(leaf, s->peer), 0);
+    assert_ptr_equal(SSL_SESSION_get0_peer(good), leaf); /* decoded once */
+    SSL_SESSION *copy = SSL_SESSION_dup(good);
+    assert_non_null(copy);
+    assert_ptr_equal(SSL_SESSION_get0_peer(copy), leaf);
+    SSL_SESSION_free(copy);
+    OPENSSL_free(der);
+
+    X509_free(s->peer);
+    s->peer = NULL;
+    s->peer_der = OPENSSL_memdup(not_a_cert, sizeof(not_a_cert));
+    s->peer_der_len = sizeof(not_a_cert);
+    der = to_der(s, &len);
+    p = der;
+    SSL_SESSION *bad = d2i_SSL_SESSION(NULL, &p, len);
+    assert_non_null(bad);
+    for (int i = 0; i < 2; i++) {
+        ERR_clear_error();
+        assert_null(SSL_SESSION_get0_peer(bad));
+        assert_true(last_is_bad_session());
+    }
+    int len2;
+    unsigned char *der2 = to_der(bad, &len2); /* the bytes go on as they came */
+    assert_bytes_equal(der, (size_t)len, der2, (size_t)len2);
+    OPENSSL_free(der2);
+    SSL_SESSION_free(bad);
+    SSL_SESSION_free(good);
+    OPENSSL_free(der);
+    SSL_SESSION_free(s);
+}
+
 static void bad_der_frames_are_refused(void **state)
 {
     SSL_SESSION *s = full_session();
@@ -1058,6 +1110,7 @@ int main(void)
         cmocka_unit_test_setup(every_truncation_is_refused, clear_errors),
         cmocka_unit_test_setup(random_byte_flips_never_crash, clear_errors),
         cmocka_unit_test_setup(malformed_fields_are_refused, clear_errors),
+        cmocka_unit_test_setup(peer_certificate_is_decoded_when_asked_for, clear_errors),
         cmocka_unit_test_setup(bad_der_frames_are_refused, clear_errors),
         cmocka_unit_test_setup(bad_session_reason_has_text, clear_errors),
         cmocka_unit_test_setup(context_defaults_and_inheritance, clear_errors),
