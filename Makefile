@@ -14,6 +14,12 @@ ifeq ($(SANITIZE),1)
   OPT   = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
   override BUILD := $(BUILD)-san
 endif
+# make check SANITIZE=thread: ThreadSanitizer over every suite (tests/test_threads.c is the
+# stress test that shares contexts between threads); a build directory of its own.
+ifeq ($(SANITIZE),thread)
+  OPT   = -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+  override BUILD := $(BUILD)-tsan
+endif
 CFLAGS_ALL = -std=c11 $(OPT) $(WARN) -fPIC $(CFLAGS)
 LIBCRYPTO  = $(shell pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)
 
@@ -169,6 +175,14 @@ $(COMPAT_TEST): tests/compat/run.sh tests/compat/quictls_app.c scripts/install-c
 	    "$(SANITIZE)" > $@
 	chmod +x $@
 
+# The fuzzing build mode (-DQTLS_FUZZING, make fuzz only) is absent from libqtls.a and
+# libqtls.so (tests/fuzzmode/run.sh, with a control that compiles it in).
+FUZZMODE_TEST = $(BUILD)/tests/test_fuzzmode
+$(FUZZMODE_TEST): tests/fuzzmode/run.sh $(BUILD)/libqtls.a $(BUILD)/libqtls.so | $(BUILD)/tests
+	printf '#!/bin/sh\nexec "%s/tests/fuzzmode/run.sh" "%s" "%s"\n' "$(CURDIR)" \
+	    "$(CURDIR)/$(BUILD)" "$(CC)" > $@
+	chmod +x $@
+
 ifeq ($(filter all install install-compat,$(or $(MAKECMDGOALS),all)),)
 else ifneq ($(HAVE_H3),1)
 $(info make: libqtls_ngtcp2 and the HTTP/3 examples are not built: they need libngtcp2-dev, \
@@ -206,7 +220,7 @@ RUN_SUITES = $(filter-out $(SKIPPED),$(OPTIONAL_SUITES))
 
 # The compiler's own package group: cc:gcc, cc:clang, cc:clang-san (clang's ASan/UBSan runtimes).
 CC_NAME   = $(firstword $(subst -, ,$(notdir $(firstword $(CC)))))
-CC_GROUP  = cc:$(CC_NAME)$(if $(and $(filter clang,$(CC_NAME)),$(filter 1,$(SANITIZE))),-san)
+CC_GROUP  = cc:$(CC_NAME)$(if $(and $(filter clang,$(CC_NAME)),$(filter 1 thread,$(SANITIZE))),-san)
 CHECK_DEPS = build $(CC_GROUP) certs unit compress $(RUN_SUITES)
 DEMO_DEPS  = build $(CC_GROUP) certs h3
 SUBMAKE    = $(MAKE) --no-print-directory
@@ -234,7 +248,7 @@ suite_needs = $(if $(filter $(1),$(RUN_SUITES)),$(if $(2),,$(error the $(1) suit
     $(3): sudo apt-get install -y $(3) (or make check SKIP=$(1)))))
 CHECK_TESTS = $(filter-out $(if $(filter gnutls,$(SKIPPED)),$(BUILD)/tests/test_gnutls) \
     $(if $(filter ngtcp2,$(SKIPPED)),$(NG_TEST)),$(TESTS)) $(COMPAT_TEST) \
-    $(if $(filter h3,$(RUN_SUITES)),$(H3_TEST)) $(LINT_TEST)
+    $(if $(filter h3,$(RUN_SUITES)),$(H3_TEST)) $(LINT_TEST) $(FUZZMODE_TEST)
 ifneq ($(filter check-run,$(MAKECMDGOALS)),)
   ifneq ($(COMP_MISSING),)
     $(error make check needs certificate compression with every algorithm: sudo apt-get install \
@@ -361,41 +375,56 @@ $(BENCH_DIR)/libheapcount.so: bench/heapcount.c
 	$(CC) -O2 -g $(WARN) -shared -fPIC -o $@ $<
 
 # libFuzzer targets (fuzz/*.c), a build of their own under build-fuzz with clang, ASan and
-# UBSan; not part of make check. make fuzz [FUZZ_SECONDS=30] builds them, writes seed corpora
-# from a real handshake (fuzz/gen_seeds.c), runs each target for FUZZ_SECONDS and fails if any
-# crashed or leaked (reproducers: build-fuzz/crash/<target>-*).
+# UBSan and the fuzzing mode (-DQTLS_FUZZING, src/crypto.c: fixed randomness and keys, any
+# signature, Finished or binder accepted), which make check proves absent from libqtls;
+# not part of make check. make fuzz [FUZZ_SECONDS=30] builds them, writes seed corpora
+# from real handshakes (fuzz/gen_seeds.c), runs each target for FUZZ_SECONDS from them and
+# from its committed reproducers (fuzz/regress/<target>/, read only) and fails if any crashed
+# or leaked (new reproducers: build-fuzz/crash/<target>-*; each becomes a file in
+# fuzz/regress/ and a unit test).
 FUZZ_SECONDS ?= 30
 FUZZ_BUILD    = build-fuzz
 FUZZ_CC       = clang
 FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_CFLAGS   = -std=c11 -O1 -g -fno-omit-frame-pointer $(WARN) $(FUZZ_SAN) \
+FUZZ_CFLAGS   = -std=c11 -O1 -g -fno-omit-frame-pointer $(WARN) $(FUZZ_SAN) -DQTLS_FUZZING \
     -DQTLS_FUZZ_CERTS='"$(CURDIR)/$(FUZZ_BUILD)/certs"'
-FUZZ_TARGETS  = fuzz_server fuzz_client fuzz_session fuzz_provide fuzz_cert_comp
+FUZZ_TARGETS  = fuzz_server fuzz_client fuzz_session fuzz_provide fuzz_ticket fuzz_packet \
+    fuzz_cert_comp $(if $(HAVE_NGTCP2),fuzz_token)
 FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/%)
 FUZZ_OBJS     = $(SRCS:src/%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_BUILD)/obj/mock_quic.o
+# fuzz_token: the ngtcp2 backend's token verification, with libngtcp2 (make fuzz installs it).
+FUZZ_NG_OBJS  = $(NG_SRCS:src/ngtcp2/%.c=$(FUZZ_BUILD)/obj/ngtcp2/%.o)
+FUZZ_NG_LINK  = $(if $(HAVE_NGTCP2),$(FUZZ_NG_OBJS)) $(FUZZ_OBJS) \
+    $(if $(HAVE_NGTCP2),$(NGTCP2_LIBS)) $(QTLS_LIBS)
+FUZZ_HDRS     = $(wildcard fuzz/*.h)
 
-$(FUZZ_BUILD)/obj/%.o: src/%.c $(wildcard src/*.h include/qtls/*.h)
+$(FUZZ_BUILD)/obj/%.o: src/%.c $(wildcard src/*.h include/qtls/*.h) Makefile
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(FUZZ_BUILD)/obj/compress.o: CPPFLAGS += $(COMP_CPPFLAGS)
 $(FUZZ_BUILD)/obj/compress.o: $(COMP_STAMP)
 
+$(FUZZ_BUILD)/obj/ngtcp2/%.o: src/ngtcp2/%.c $(wildcard src/ngtcp2/*.h include/qtls/*.h) Makefile
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) $(NGTCP2_CFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
 $(FUZZ_BUILD)/obj/mock_quic.o: tests/helpers/mock_quic.c tests/helpers/mock_quic.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_common.h $(FUZZ_OBJS)
-	$(FUZZ_CC) $(CPPFLAGS) -Itests/helpers $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< \
-	    $(FUZZ_OBJS) $(QTLS_LIBS)
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_HDRS) $(FUZZ_OBJS) $(if $(HAVE_NGTCP2),$(FUZZ_NG_OBJS))
+	$(FUZZ_CC) $(CPPFLAGS) $(NGTCP2_CFLAGS) -Itests/helpers $(FUZZ_CFLAGS) -fsanitize=fuzzer \
+	    -o $@ $< $(FUZZ_NG_LINK)
 
-$(FUZZ_BUILD)/gen_seeds: fuzz/gen_seeds.c fuzz/fuzz_common.h $(FUZZ_OBJS)
-	$(FUZZ_CC) $(CPPFLAGS) -Itests/helpers $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -o $@ $< \
-	    $(FUZZ_OBJS) $(QTLS_LIBS)
+$(FUZZ_BUILD)/gen_seeds: fuzz/gen_seeds.c $(FUZZ_HDRS) $(FUZZ_OBJS) \
+    $(if $(HAVE_NGTCP2),$(FUZZ_NG_OBJS))
+	$(FUZZ_CC) $(CPPFLAGS) $(NGTCP2_CFLAGS) $(if $(HAVE_NGTCP2),-DQTLS_FUZZ_NGTCP2) \
+	    -Itests/helpers $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -o $@ $< $(FUZZ_NG_LINK)
 
 .PHONY: fuzz fuzz-run
 fuzz:
-	@scripts/deps.sh build cc:clang-san certs compress
+	@scripts/deps.sh build cc:clang-san certs compress ngtcp2
 	@$(SUBMAKE) fuzz-run
 
 fuzz-run: $(FUZZ_BINS) $(FUZZ_BUILD)/gen_seeds
@@ -407,6 +436,7 @@ fuzz-run: $(FUZZ_BINS) $(FUZZ_BUILD)/gen_seeds
 	    QTLS_CERTS=$(CURDIR)/$(FUZZ_BUILD)/certs $(FUZZ_BUILD)/$$t \
 	        -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	        -artifact_prefix=$(FUZZ_BUILD)/crash/$$t- $(FUZZ_BUILD)/corpus/$$t \
+	        $$([ -d fuzz/regress/$$t ] && echo fuzz/regress/$$t) \
 	        > $(FUZZ_BUILD)/$$t.log 2>&1 || failed="$$failed $$t"; \
 	    tail -n 3 $(FUZZ_BUILD)/$$t.log; \
 	done; \

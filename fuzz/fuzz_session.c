@@ -1,5 +1,6 @@
 /*
- * d2i_SSL_SESSION on the input; whatever decodes must encode (i2d) to bytes
+ * d2i_SSL_SESSION on the input (PEM_read_bio_SSL_SESSION when it starts
+ * with "-----BEGIN"); whatever decodes must encode (i2d) to bytes
  * that decode again and re-encode to the same bytes: clients store sessions
  * across processes, so a session that does not survive the round trip is lost
  * resumption at best.
@@ -7,6 +8,8 @@
 #include "fuzz_common.h"
 
 #include <stdio.h>
+
+#include <openssl/pem.h>
 
 static unsigned char *encode(const SSL_SESSION *s, int *len)
 {
@@ -26,7 +29,15 @@ static unsigned char *encode(const SSL_SESSION *s, int *len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const unsigned char *p = data;
-    SSL_SESSION *s = d2i_SSL_SESSION(NULL, &p, (long)size);
+    SSL_SESSION *s;
+    if (size >= 10 && memcmp(data, "-----BEGIN", 10) == 0) {
+        BIO *b = BIO_new_mem_buf(data, (int)size);
+        s = b != NULL ? PEM_read_bio_SSL_SESSION(b, NULL, NULL, NULL) : NULL;
+        BIO_free(b);
+        p = data + size;
+    } else {
+        s = d2i_SSL_SESSION(NULL, &p, (long)size);
+    }
     if (s == NULL) {
         ERR_clear_error();
         return 0;

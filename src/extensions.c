@@ -584,9 +584,9 @@ static const struct ext_row ext_table[EXT_COUNT] = {
                             .write = {W(CH, psk_write_offer), W(SH, psk_write_selected)},
                             .parse = {W(SH, parse_psk_sh)}, .hello = hello_psk},
     /* RFC 7685: never sent (QUIC pads its packets) */
-    [EXT_PADDING] = {21, EM_CH},
+    [EXT_PADDING] = {.type = 21, .allowed = EM_CH},
     /* RFC 8446 §4.2.3: the client's signature_algorithms covers certificates too */
-    [EXT_SIGNATURE_ALGORITHMS_CERT] = {50, EM_CH | EM_CR},
+    [EXT_SIGNATURE_ALGORITHMS_CERT] = {.type = 50, .allowed = EM_CH | EM_CR},
 };
 #undef W
 

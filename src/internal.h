@@ -67,6 +67,8 @@ int qtls_not_implemented(const char *setting);
 /* clock.c: the wall clock every session and ticket time comes from (µs / s since the epoch). */
 uint64_t clock_now_us(void);
 uint64_t clock_now_seconds(void);
+/* Test hook: the clock every time above comes from, in µs (NULL restores the wall clock). */
+void clock_set_test_clock(uint64_t (*now_us)(void));
 
 /* ------------------------------------------------------------------ */
 /* Suites, groups and signature schemes (suites.c)                     */
@@ -193,6 +195,8 @@ void crypto_set_test_kex_key(EVP_PKEY *key);
 QTLS_MUST_CHECK int crypto_key_matches_scheme(EVP_PKEY *key, const struct sigscheme *s);
 QTLS_MUST_CHECK int crypto_sign(EVP_PKEY *key, const struct sigscheme *s, const uint8_t *tbs,
                                 size_t tbs_len, struct wr *sig_out);
+/* Finished and PSK binder checks, in constant time (the fuzzing build accepts any value). */
+QTLS_MUST_CHECK int crypto_mac_equal(const uint8_t *want, const uint8_t *got, size_t len);
 QTLS_MUST_CHECK int crypto_verify(EVP_PKEY *key, const struct sigscheme *s, const uint8_t *tbs,
                                   size_t tbs_len, const uint8_t *sig, size_t sig_len);
 

@@ -349,7 +349,7 @@ int msg_check_finished(SSL *c, struct rd body, const struct secret *base, const 
         return qtls_fail(c, SSL_AD_DECRYPT_ERROR, SSL_R_DIGEST_CHECK_FAILED);
     if (!ks_finished(h, base, thash, want))
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
-    int same = CRYPTO_memcmp(want, body.p, hl) == 0;
+    int same = crypto_mac_equal(want, body.p, hl);
     OPENSSL_cleanse(want, sizeof(want));
     if (!same)
         return qtls_fail(c, SSL_AD_DECRYPT_ERROR, SSL_R_DIGEST_CHECK_FAILED);

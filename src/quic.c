@@ -206,9 +206,18 @@ int quic_peek_message(SSL *c, struct rd *msg)
 {
     struct rd all = pending_input(c, c->read_level), r = all, body;
     uint8_t type;
+    uint32_t claimed;
     if (rd_u8(&r, &type) && rd_vec24(&r, &body)) {
         rd_init(msg, all.p, all.n - r.n);
         return 1;
+    }
+    /* A message longer than the level's flight limit can never arrive whole: fail it now,
+     * as libssl does (illegal_parameter), rather than wait for bytes that will be refused. */
+    r = all;
+    if (rd_u8(&r, &type) && rd_u24(&r, &claimed) &&
+        (size_t)claimed + 4 > SSL_quic_max_handshake_flight_len(c, c->read_level)) {
+        qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_EXCESSIVE_MESSAGE_SIZE);
+        return -1;
     }
     /* Nothing whole at the read level: bytes at a later level came too early. */
     if (rd_empty(&all)) {

@@ -371,7 +371,7 @@ static int check_binder(SSL *c, struct rd binders, size_t index, const struct rd
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_PSK);
     if (!sec_psk_binder(c, h, whole->p, whole->n - (2 + binders_len), want))
         return 0;
-    int same = CRYPTO_memcmp(want, binder.p, hl) == 0;
+    int same = crypto_mac_equal(want, binder.p, hl);
     OPENSSL_cleanse(want, sizeof(want));
     return same || qtls_fail(c, SSL_AD_DECRYPT_ERROR, SSL_R_BINDER_DOES_NOT_VERIFY);
 }

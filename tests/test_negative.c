@@ -2161,10 +2161,11 @@ static void provide_beyond_the_flight_limit_is_excessive(void **state)
 /*
  * A message whose 24-bit length exceeds the flight limit (here the bytes of a
  * TLS ChangeCipherSpec record, read as a handshake header: type 20, length
- * 0x030001): qtls waits for it, and refuses the bytes that would exceed the
- * limit.
+ * 0x030001) can never arrive whole: qtls fails it at its header with
+ * illegal_parameter, as libssl does, and still refuses the bytes that would
+ * exceed the limit.
  */
-static void message_longer_than_the_flight_limit_is_refused_as_it_arrives(void **state)
+static void message_longer_than_the_flight_limit_fails_at_its_header(void **state)
 {
     struct fixture *f = *state;
     static const uint8_t ccs_record[] = {0x14, 0x03, 0x03, 0x00, 0x01, 0x01};
@@ -2172,7 +2173,10 @@ static void message_longer_than_the_flight_limit_is_refused_as_it_arrives(void *
     SSL *s = f->p.server.ssl;
     assert_int_equal(SSL_provide_quic_data(s, INI, ccs_record, sizeof(ccs_record)), 1);
     int r = SSL_do_handshake(s);
-    assert_int_equal(SSL_get_error(s, r), SSL_ERROR_WANT_READ);
+    assert_int_equal(SSL_get_error(s, r), SSL_ERROR_SSL);
+    assert_int_equal(mock_first_ssl_reason(), SSL_R_EXCESSIVE_MESSAGE_SIZE);
+    assert_int_equal(f->p.server.alert, SSL_AD_ILLEGAL_PARAMETER);
+    ERR_clear_error();
     size_t total = sizeof(ccs_record);
     while (total + sizeof(chunk) <= SSL_quic_max_handshake_flight_len(s, INI)) {
         assert_int_equal(SSL_provide_quic_data(s, INI, chunk, sizeof(chunk)), 1);
@@ -2180,7 +2184,7 @@ static void message_longer_than_the_flight_limit_is_refused_as_it_arrives(void *
     }
     assert_refused(s, SSL_provide_quic_data(s, INI, chunk, sizeof(chunk)),
                    SSL_R_EXCESSIVE_MESSAGE_SIZE);
-    assert_int_equal(f->p.server.alerts_sent, 0);
+    assert_int_equal(f->p.server.alerts_sent, 1);
 }
 
 /* RFC 9001 §8.3 and the contract: no handshake data at the 0-RTT level (limit 0). */
@@ -2362,7 +2366,7 @@ int main(void)
         T(provide_below_the_read_level_is_refused),
         T(provide_at_an_invalid_level_is_refused),
         T(provide_beyond_the_flight_limit_is_excessive),
-        T(message_longer_than_the_flight_limit_is_refused_as_it_arrives),
+        T(message_longer_than_the_flight_limit_fails_at_its_header),
         T(provide_at_the_early_data_level_is_excessive),
         T(provide_at_handshake_level_after_completion_is_refused),
         T(key_update_after_the_handshake_is_unexpected_message),
