@@ -23,6 +23,34 @@ endif
 CFLAGS_ALL = -std=c11 $(OPT) $(WARN) -fPIC $(CFLAGS)
 LIBCRYPTO  = $(shell pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)
 
+# Certificate compression (RFC 8879, src/compress.c): zlib, brotli and zstd, each used when
+# pkg-config finds it. make says which are missing; make check installs all three
+# (scripts/deps.sh) and its tests need them. QTLS_LIBS is what a program linking libqtls.a
+# needs beside it. A stamp records the choice, so that compress.o is rebuilt when it changes.
+COMP_PKGS_zlib   = zlib
+COMP_PKGS_brotli = libbrotlienc libbrotlidec
+COMP_PKGS_zstd   = libzstd
+COMP_DEBS_zlib   = zlib1g-dev
+COMP_DEBS_brotli = libbrotli-dev
+COMP_DEBS_zstd   = libzstd-dev
+COMP_ALGS       := zlib brotli zstd
+COMP_FOUND      := $(foreach a,$(COMP_ALGS),$(if $(shell pkg-config --exists $(COMP_PKGS_$(a)) \
+    2>/dev/null && echo 1),$(a)))
+COMP_MISSING    := $(filter-out $(COMP_FOUND),$(COMP_ALGS))
+COMP_DEFS       := $(foreach a,$(COMP_FOUND),-DQTLS_HAVE_$(shell echo $(a) | tr a-z A-Z))
+COMP_LIBS       := $(if $(COMP_FOUND),$(shell pkg-config --libs $(foreach a,$(COMP_FOUND),\
+    $(COMP_PKGS_$(a)))))
+QTLS_LIBS        = $(LIBCRYPTO) $(COMP_LIBS)
+COMP_CPPFLAGS   := $(COMP_DEFS) $(if $(COMP_FOUND),$(shell pkg-config --cflags-only-I \
+    $(foreach a,$(COMP_FOUND),$(COMP_PKGS_$(a)))))
+COMP_REQUIRES   := $(foreach a,$(COMP_FOUND),$(COMP_PKGS_$(a)))
+COMP_STAMP       = $(BUILD)/obj/compress.flags
+$(shell mkdir -p $(BUILD)/obj && (echo '$(COMP_DEFS)' | cmp -s - $(COMP_STAMP) || \
+    echo '$(COMP_DEFS)' > $(COMP_STAMP)))
+.DEFAULT_GOAL := all
+$(BUILD)/obj/compress.o: CPPFLAGS += $(COMP_CPPFLAGS)
+$(BUILD)/obj/compress.o: $(COMP_STAMP)
+
 SRCS = $(sort $(wildcard src/*.c))
 OBJS = $(SRCS:src/%.c=$(BUILD)/obj/%.o)
 TEST_SRCS = $(sort $(wildcard tests/test_*.c))
@@ -47,15 +75,15 @@ $(BUILD)/libqtls.a: $(OBJS)
 # libqtls.so.0, the soname, lets programs linked here run from the build directory.
 $(BUILD)/libqtls.so: $(OBJS) src/libqtls.map
 	$(CC) -shared -o $@ $(OBJS) $(OPT) -Wl,-soname,libqtls.so.0 -Wl,-Bsymbolic \
-	    -Wl,--version-script=src/libqtls.map $(LIBCRYPTO)
+	    -Wl,--version-script=src/libqtls.map $(QTLS_LIBS)
 	ln -sf libqtls.so $(BUILD)/libqtls.so.0
 
-$(BUILD)/qtls.pc: qtls.pc.in | $(BUILD)/obj
-	sed -e 's|@PREFIX@|$(PREFIX)|' $< > $@
+$(BUILD)/qtls.pc: qtls.pc.in $(COMP_STAMP) | $(BUILD)/obj
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@COMP_REQUIRES@|$(COMP_REQUIRES)|' $< > $@
 
 $(BUILD)/tests/%: tests/%.c $(TEST_HELPERS) $(wildcard tests/helpers/*.h) $(BUILD)/libqtls.a | $(BUILD)/tests
 	$(CC) $(TEST_CPPFLAGS_$*) $(CPPFLAGS) -Itests/helpers $(CFLAGS_ALL) -o $@ $< $(TEST_HELPERS) \
-	    $(BUILD)/libqtls.a $(LIBCRYPTO) -lcmocka $(TEST_LIBS_$*)
+	    $(BUILD)/libqtls.a $(QTLS_LIBS) -lcmocka $(TEST_LIBS_$*)
 
 TEST_LIBS_test_gnutls = -lgnutls
 
@@ -82,7 +110,7 @@ NGTCP2_CFLAGS := $(shell pkg-config --cflags libngtcp2)
 NGTCP2_LIBS := $(shell pkg-config --libs libngtcp2)
 all: $(BUILD)/libqtls_ngtcp2.a $(BUILD)/libqtls_ngtcp2.so $(BUILD)/qtls_ngtcp2.pc
 TEST_LIBS_test_ngtcp2_backend = $(BUILD)/libqtls_ngtcp2.a $(BUILD)/libqtls.a $(NGTCP2_LIBS) \
-    $(LIBCRYPTO) -ldl
+    $(QTLS_LIBS) -ldl
 $(NG_TEST): $(BUILD)/libqtls_ngtcp2.a
 endif
 
@@ -118,7 +146,7 @@ endif
 $(BUILD)/h3%: examples/h3%.c examples/h3common.c examples/h3common.h $(BUILD)/libqtls_ngtcp2.a \
     $(BUILD)/libqtls.a
 	$(CC) -Iinclude/compat -Iinclude -D_GNU_SOURCE $(H3_CFLAGS) $(CFLAGS_ALL) -o $@ $< \
-	    examples/h3common.c $(BUILD)/libqtls_ngtcp2.a $(BUILD)/libqtls.a $(H3_LIBS) $(LIBCRYPTO)
+	    examples/h3common.c $(BUILD)/libqtls_ngtcp2.a $(BUILD)/libqtls.a $(H3_LIBS) $(QTLS_LIBS)
 
 $(H3_TEST): tests/h3/e2e.sh scripts/h3peers.sh $(H3_BINS) | $(BUILD)/tests
 	printf '#!/bin/sh\nexec "%s/tests/h3/e2e.sh" "%s"\n' "$(CURDIR)" "$(CURDIR)/$(BUILD)" > $@
@@ -160,6 +188,12 @@ else ifneq ($(HAVE_H3),1)
 $(info make: libqtls_ngtcp2 and the HTTP/3 examples are not built: they need libngtcp2-dev, \
     libngtcp2-crypto-gnutls-dev and libnghttp3-dev (make check and make demo install them))
 endif
+ifneq ($(filter all install install-compat,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(COMP_MISSING),)
+$(info make: certificate compression without $(COMP_MISSING): it needs \
+    $(foreach a,$(COMP_MISSING),$(COMP_DEBS_$(a))) (make check installs them))
+endif
+endif
 
 # ---- the Debian packages each command needs, then the command ----------------------------
 # check, demo, bench, bogo, interop and fuzz first run scripts/deps.sh with their groups of
@@ -187,7 +221,7 @@ RUN_SUITES = $(filter-out $(SKIPPED),$(OPTIONAL_SUITES))
 # The compiler's own package group: cc:gcc, cc:clang, cc:clang-san (clang's ASan/UBSan runtimes).
 CC_NAME   = $(firstword $(subst -, ,$(notdir $(firstword $(CC)))))
 CC_GROUP  = cc:$(CC_NAME)$(if $(and $(filter clang,$(CC_NAME)),$(filter 1 thread,$(SANITIZE))),-san)
-CHECK_DEPS = build $(CC_GROUP) certs unit $(RUN_SUITES)
+CHECK_DEPS = build $(CC_GROUP) certs unit compress $(RUN_SUITES)
 DEMO_DEPS  = build $(CC_GROUP) certs h3
 SUBMAKE    = $(MAKE) --no-print-directory
 
@@ -216,6 +250,10 @@ CHECK_TESTS = $(filter-out $(if $(filter gnutls,$(SKIPPED)),$(BUILD)/tests/test_
     $(if $(filter ngtcp2,$(SKIPPED)),$(NG_TEST)),$(TESTS)) $(COMPAT_TEST) \
     $(if $(filter h3,$(RUN_SUITES)),$(H3_TEST)) $(LINT_TEST) $(FUZZMODE_TEST)
 ifneq ($(filter check-run,$(MAKECMDGOALS)),)
+  ifneq ($(COMP_MISSING),)
+    $(error make check needs certificate compression with every algorithm: sudo apt-get install \
+        -y $(foreach a,$(COMP_MISSING),$(COMP_DEBS_$(a))))
+  endif
   $(call suite_needs,gnutls,$(shell pkg-config --exists gnutls 2>/dev/null && echo 1),libgnutls28-dev)
   $(call suite_needs,ngtcp2,$(HAVE_NGTCP2),libngtcp2-dev libngtcp2-crypto-gnutls-dev)
   $(call suite_needs,h3,$(HAVE_H3),libngtcp2-dev libngtcp2-crypto-gnutls-dev libnghttp3-dev)
@@ -233,7 +271,7 @@ check-run: all $(CHECK_TESTS)
 
 $(BUILD)/demo: examples/demo.c $(TEST_HELPERS) $(BUILD)/libqtls.a
 	$(CC) $(CPPFLAGS) -Itests/helpers $(CFLAGS_ALL) -o $@ $< $(TEST_HELPERS) \
-	    $(BUILD)/libqtls.a $(LIBCRYPTO)
+	    $(BUILD)/libqtls.a $(QTLS_LIBS)
 
 # In-memory handshakes (examples/demo.c), then HTTP/3 over UDP loopback with a table.
 demo-run: all $(BUILD)/demo
@@ -247,7 +285,8 @@ install: all
 	ln -sf libqtls.so.0 $(DESTDIR)$(PREFIX)/lib/libqtls.so
 	install -m 644 include/qtls/quic.h include/qtls/quic_crypto.h $(DESTDIR)$(PREFIX)/include/qtls/
 	install -m 644 include/compat/openssl/*.h $(DESTDIR)$(PREFIX)/include/qtls/compat/openssl/
-	sed -e 's|@PREFIX@|$(PREFIX)|' qtls.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/qtls.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@COMP_REQUIRES@|$(COMP_REQUIRES)|' qtls.pc.in \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/qtls.pc
 ifeq ($(HAVE_NGTCP2),1)
 	install -m 644 $(BUILD)/libqtls_ngtcp2.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libqtls_ngtcp2.so $(DESTDIR)$(PREFIX)/lib/libqtls_ngtcp2.so.0
@@ -313,7 +352,23 @@ $(BENCH_DIR)/bench_gnutls: bench/bench_gnutls.c $(BENCH_DEPS)
 $(BENCH_DIR)/bench_qtls: bench/bench_qtls.c $(BENCH_DEPS) $(BUILD)/libqtls.a
 	@mkdir -p $(@D)
 	$(CC) -Iinclude/compat -Iinclude $(BENCH_CFLAGS) -o $@ $< bench/bench_common.c \
-	    $(BUILD)/libqtls.a $(LIBCRYPTO)
+	    $(BUILD)/libqtls.a $(QTLS_LIBS)
+
+# Certificate compression (RFC 8879): the server's first flight with each algorithm, in memory
+# and over UDP loopback with ngtcp2 (bench/certcomp.sh; figures in bench/README.md).
+.PHONY: bench-certcomp bench-certcomp-run
+bench-certcomp:
+	@scripts/deps.sh build $(CC_GROUP) certs unit compress h3
+	@$(SUBMAKE) bench-certcomp-run
+
+bench-certcomp-run: $(BENCH_DIR)/certcomp_flight $(H3_BINS)
+	@scripts/gen-certs.sh $(BUILD)/certs
+	@bench/certcomp.sh $(BUILD)
+
+$(BENCH_DIR)/certcomp_flight: bench/certcomp_flight.c $(TEST_HELPERS) $(BUILD)/libqtls.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/helpers $(CFLAGS_ALL) -o $@ $< $(TEST_HELPERS) $(BUILD)/libqtls.a \
+	    $(QTLS_LIBS)
 
 $(BENCH_DIR)/libheapcount.so: bench/heapcount.c
 	@mkdir -p $(@D)
@@ -334,18 +389,21 @@ FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS   = -std=c11 -O1 -g -fno-omit-frame-pointer $(WARN) $(FUZZ_SAN) -DQTLS_FUZZING \
     -DQTLS_FUZZ_CERTS='"$(CURDIR)/$(FUZZ_BUILD)/certs"'
 FUZZ_TARGETS  = fuzz_server fuzz_client fuzz_session fuzz_provide fuzz_ticket fuzz_packet \
-    $(if $(HAVE_NGTCP2),fuzz_token)
+    fuzz_cert_comp $(if $(HAVE_NGTCP2),fuzz_token)
 FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/%)
 FUZZ_OBJS     = $(SRCS:src/%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_BUILD)/obj/mock_quic.o
 # fuzz_token: the ngtcp2 backend's token verification, with libngtcp2 (make fuzz installs it).
 FUZZ_NG_OBJS  = $(NG_SRCS:src/ngtcp2/%.c=$(FUZZ_BUILD)/obj/ngtcp2/%.o)
 FUZZ_NG_LINK  = $(if $(HAVE_NGTCP2),$(FUZZ_NG_OBJS)) $(FUZZ_OBJS) \
-    $(if $(HAVE_NGTCP2),$(NGTCP2_LIBS)) $(LIBCRYPTO)
+    $(if $(HAVE_NGTCP2),$(NGTCP2_LIBS)) $(QTLS_LIBS)
 FUZZ_HDRS     = $(wildcard fuzz/*.h)
 
 $(FUZZ_BUILD)/obj/%.o: src/%.c $(wildcard src/*.h include/qtls/*.h) Makefile
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_BUILD)/obj/compress.o: CPPFLAGS += $(COMP_CPPFLAGS)
+$(FUZZ_BUILD)/obj/compress.o: $(COMP_STAMP)
 
 $(FUZZ_BUILD)/obj/ngtcp2/%.o: src/ngtcp2/%.c $(wildcard src/ngtcp2/*.h include/qtls/*.h) Makefile
 	@mkdir -p $(@D)
@@ -366,7 +424,7 @@ $(FUZZ_BUILD)/gen_seeds: fuzz/gen_seeds.c $(FUZZ_HDRS) $(FUZZ_OBJS) \
 
 .PHONY: fuzz fuzz-run
 fuzz:
-	@scripts/deps.sh build cc:clang-san certs ngtcp2
+	@scripts/deps.sh build cc:clang-san certs compress ngtcp2
 	@$(SUBMAKE) fuzz-run
 
 fuzz-run: $(FUZZ_BINS) $(FUZZ_BUILD)/gen_seeds

@@ -58,6 +58,7 @@ struct client {
     uint64_t all_done;  /* h3_now() when the last response ended */
     struct h3_summary hs;
     const char *ocsp;   /* --ocsp: the stapled response's verdict for the leaf */
+    const char *cert_comp; /* the algorithm the server's certificate came in, or "none" */
 };
 
 /* ----------------------------------------------------------------- URLs */
@@ -407,6 +408,9 @@ static int handshake_completed(ngtcp2_conn *conn, void *user_data)
             return NGTCP2_ERR_CALLBACK_FAILURE;
     }
     h3_summarize(&c->peer, c->early, &c->hs);
+    static const char *const comp[] = {"none", "zlib", "brotli", "zstd"};
+    int alg = SSL_get_negotiated_server_cert_comp(c->peer.ssl);
+    c->cert_comp = alg >= 0 && alg < 4 ? comp[alg] : "unknown";
     if (!c->opt->quiet) {
         char addr[64];
         printf("connected to %s: %s handshake, %s, %s, ALPN %s, HRR %s, 0-RTT %s, %.1f ms\n",
@@ -780,6 +784,8 @@ static void print_summary(struct client *c)
            h3_ms(c->peer.handshake_done - c->peer.started), h3_ms(end - c->peer.started));
     if (c->opt->ocsp) /* only with --ocsp, so the line is unchanged without it */
         printf(" ocsp=%s", c->ocsp != NULL ? c->ocsp : "not-run");
+    if (c->opt->tls.cert_compression != NULL) /* likewise */
+        printf(" cert_compression=%s", c->cert_comp != NULL ? c->cert_comp : "not-run");
     printf("\n");
 }
 
@@ -805,6 +811,8 @@ static void usage(FILE *f)
         "                     invalid or says revoked; the summary gets ocsp=good|none|...\n"
         "  --groups=LIST      key exchange groups by preference, e.g. X25519:P-256\n"
         "  --ciphers=LIST     TLS 1.3 suites, e.g. TLS_CHACHA20_POLY1305_SHA256\n"
+        "  --cert-compression=LIST  accept a compressed server certificate (RFC 8879), with\n"
+        "                     these algorithms by preference: zlib,brotli,zstd\n"
         "  --qlog=FILE        write a qlog trace of the connection (for qvis)\n"
         "  --output=DIR       save each body in DIR, named after the path's last part\n"
         "  --timeout=SECONDS  give up after this long (default 10)\n"
@@ -819,7 +827,7 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct options *o)
 {
     enum { CA = 256, INSECURE, SNI, CERT, KEY, SESSION, NO_EARLY, NO_GREASE, GROUPS, CIPHERS, QLOG,
-           OUTPUT, TIMEOUT, OCSP };
+           OUTPUT, TIMEOUT, OCSP, CERT_COMP };
     static const struct option longopts[] = {
         {"ca", required_argument, NULL, CA},
         {"insecure", no_argument, NULL, INSECURE},
@@ -832,6 +840,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"ocsp", no_argument, NULL, OCSP},
         {"groups", required_argument, NULL, GROUPS},
         {"ciphers", required_argument, NULL, CIPHERS},
+        {"cert-compression", required_argument, NULL, CERT_COMP},
         {"qlog", required_argument, NULL, QLOG},
         {"output", required_argument, NULL, OUTPUT},
         {"timeout", required_argument, NULL, TIMEOUT},
@@ -856,6 +865,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         case OCSP: o->ocsp = 1; break;
         case GROUPS: o->tls.groups = optarg; break;
         case CIPHERS: o->tls.ciphers = optarg; break;
+        case CERT_COMP: o->tls.cert_compression = optarg; break;
         case QLOG: o->qlog_file = optarg; break;
         case OUTPUT: o->output_dir = optarg; break;
         case TIMEOUT:

@@ -153,8 +153,38 @@ static int load_own_cert(SSL_CTX *ctx, const char *cert, const char *key)
     return 0;
 }
 
+/* --cert-compression=LIST: RFC 8879 algorithm names, separated by commas or colons. */
+static int set_cert_compression(SSL_CTX *ctx, const char *list)
+{
+    static const char *const names[] = {"zlib", "brotli", "zstd"};
+    int algs[8];
+    size_t n = 0;
+    for (const char *p = list; *p != '\0';) {
+        size_t len = strcspn(p, ",:");
+        int alg = 0;
+        for (int i = 0; i < 3; i++)
+            if (strlen(names[i]) == len && strncmp(p, names[i], len) == 0)
+                alg = i + 1; /* TLSEXT_comp_cert_zlib, _brotli, _zstd */
+        if (alg == 0 || n == sizeof(algs) / sizeof(algs[0])) {
+            h3_err("--cert-compression=%s: want a list of zlib, brotli and zstd", list);
+            return -1;
+        }
+        algs[n++] = alg;
+        p += len;
+        if (*p != '\0')
+            p++;
+    }
+    if (SSL_CTX_set1_cert_comp_preference(ctx, algs, n) != 1) {
+        h3_err_ssl("--cert-compression=%s", list);
+        return -1;
+    }
+    return 0;
+}
+
 int h3_tls_setup(SSL_CTX *ctx, const struct h3_tls_opts *o)
 {
+    if (o->cert_compression != NULL && set_cert_compression(ctx, o->cert_compression) != 0)
+        return -1;
     if (o->ciphers != NULL && SSL_CTX_set_ciphersuites(ctx, o->ciphers) != 1) {
         h3_err_ssl("--ciphers=%s: no TLS 1.3 cipher suite in that list is supported",
                    o->ciphers);

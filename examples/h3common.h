@@ -63,6 +63,7 @@ struct h3_tls_opts {
     const char *cert;    /* our certificate chain (PEM) */
     const char *key;     /* its private key (PEM) */
     const char *ca;      /* trust anchors for the peer's certificate; NULL: system's */
+    const char *cert_compression; /* "zlib,brotli,zstd" by preference (RFC 8879); NULL: off */
 };
 
 /*

@@ -860,6 +860,8 @@ static void usage(FILE *f)
         "  --ocsp=FILE        staple this DER OCSP response for clients that ask\n"
         "  --groups=LIST      key exchange groups by preference, e.g. P-256:X25519\n"
         "  --ciphers=LIST     TLS 1.3 suites, e.g. TLS_CHACHA20_POLY1305_SHA256\n"
+        "  --cert-compression=LIST  compress the certificate for clients that accept it\n"
+        "                     (RFC 8879), by preference: zlib,brotli,zstd\n"
         "  --qlog-dir=DIR     write a qlog trace per connection, DIR/<ODCID>.sqlog (qvis)\n"
         "  --timeout=SECONDS  idle timeout of a connection (default 30)\n"
         "  -q, --quiet        log only failed connections\n"
@@ -871,7 +873,7 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct options *o)
 {
     enum { DIR_ = 256, VERIFY, CA, NO_EARLY, TICKET_KEYS, GROUPS, CIPHERS, QLOG_DIR, TIMEOUT,
-           OCSP };
+           OCSP, CERT_COMP };
     static const struct option longopts[] = {
         {"dir", required_argument, NULL, DIR_},
         {"verify-client", no_argument, NULL, VERIFY},
@@ -881,6 +883,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"ocsp", required_argument, NULL, OCSP},
         {"groups", required_argument, NULL, GROUPS},
         {"ciphers", required_argument, NULL, CIPHERS},
+        {"cert-compression", required_argument, NULL, CERT_COMP},
         {"qlog-dir", required_argument, NULL, QLOG_DIR},
         {"timeout", required_argument, NULL, TIMEOUT},
         {"quiet", no_argument, NULL, 'q'},
@@ -902,6 +905,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         case OCSP: o->ocsp_file = optarg; break;
         case GROUPS: o->tls.groups = optarg; break;
         case CIPHERS: o->tls.ciphers = optarg; break;
+        case CERT_COMP: o->tls.cert_compression = optarg; break;
         case QLOG_DIR: o->qlog_dir = optarg; break;
         case TIMEOUT:
             o->idle_timeout = strtod(optarg, &end);

@@ -6,7 +6,8 @@
  * own format); the session's DER and PEM (fuzz_session); tickets with and
  * without the application's key callback (fuzz_ticket); protected packets and
  * a Retry (fuzz_packet); ngtcp2 Retry and regular tokens (fuzz_token, when
- * built with the ngtcp2 backend). Usage: gen_seeds CORPUS_DIR
+ * built with the ngtcp2 backend); the server's chain compressed with each
+ * algorithm (fuzz_cert_comp). Usage: gen_seeds CORPUS_DIR
  */
 #define QTLS_FUZZ_SEEDS
 #include <stdio.h>
@@ -149,6 +150,30 @@ static void ticket_seed(SSL_SESSION *s, uint8_t mode, const char *name)
     free(b.p);
 }
 
+/* fuzz_cert_comp: [mode 0] and the server's chain as a CompressedCertificate body, per algorithm. */
+static void cert_comp_seeds(void)
+{
+    static const char *const names[] = {"", "zlib", "brotli", "zstd"};
+    SSL_CTX *sctx = fuzz_server_ctx();
+    for (int alg = 1; alg <= 3; alg++) {
+        unsigned char *data = NULL;
+        size_t orig = 0, n = SSL_CTX_get1_compressed_cert(sctx, alg, &data, &orig);
+        if (n == 0)
+            continue;
+        /* mode byte (peer bytes), algorithm, uncompressed_length, compressed<1..2^24-1> */
+        uint8_t hdr[9] = {0, 0, (uint8_t)alg, (uint8_t)(orig >> 16), (uint8_t)(orig >> 8),
+                          (uint8_t)orig, (uint8_t)(n >> 16), (uint8_t)(n >> 8), (uint8_t)n};
+        struct buf b = {0};
+        buf_add(&b, hdr, sizeof(hdr));
+        buf_add(&b, data, n);
+        seed_put("fuzz_cert_comp", names[alg], b.p, b.n);
+        free(b.p);
+        OPENSSL_free(data);
+    }
+    SSL_CTX_free(sctx);
+    ERR_clear_error();
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -184,6 +209,7 @@ int main(int argc, char **argv)
         SSL_SESSION_free(s);
     }
     packet_seeds();
+    cert_comp_seeds();
 #ifdef QTLS_FUZZ_NGTCP2
     token_seeds();
 #endif

@@ -17,6 +17,8 @@
 #             cc:clang-san adds clang's sanitizer runtimes
 #   certs     the openssl CLI, for scripts/gen-certs.sh's test certificates
 #   unit      cmocka, the unit test framework
+#   compress  zlib, brotli and zstd: certificate compression (RFC 8879, src/compress.c),
+#             optional for make, needed by make check and make fuzz
 #   gnutls    GnuTLS 3.7, the in-process interop peer (test_gnutls, make bench)
 #   ngtcp2    ngtcp2 0.12 and its crypto header (ngtcp2/ngtcp2_crypto.h):
 #             libqtls_ngtcp2 and its test
@@ -41,6 +43,7 @@ packages() {
     cc:*) echo "deps.sh: no Debian package known for the compiler '${1#cc:}'" >&2; return 1 ;;
     certs) echo "openssl" ;;
     unit) echo "libcmocka-dev" ;;
+    compress) echo "zlib1g-dev libbrotli-dev libzstd-dev" ;;
     gnutls) echo "libgnutls28-dev" ;;
     ngtcp2) echo "libngtcp2-dev libngtcp2-crypto-gnutls-dev" ;;
     h3) echo "libngtcp2-dev libngtcp2-crypto-gnutls-dev libnghttp3-dev" ;;

@@ -188,11 +188,12 @@ h3_bytes() { cat "$DL/index.html" "$DL/big.bin" 2>/dev/null | wc -c; }
 # early=..": from a qtls client's summary line, or the qtls server's log
 # line for connection N.
 h3_seen_by_client() {
-    local seen ocsp
+    local seen ocsp comp
     seen=$(sed -n 's/^summary: handshake=\([^ ]*\) suite=\([^ ]*\) group=\([^ ]*\) alpn=\([^ ]*\) hrr=\([^ ]*\) early_data=\([^ ]*\) .*/kind=\1 suite=\2 group=\3 alpn=\4 hrr=\5 early=\6/p' \
         "$CLOG")
-    ocsp=$(sed -n 's/^summary: .* \(ocsp=[^ ]*\)$/\1/p' "$CLOG") # with h3client --ocsp
-    echo "$seen${ocsp:+ $ocsp}"
+    ocsp=$(sed -n 's/^summary: .* \(ocsp=[^ ]*\).*$/\1/p' "$CLOG") # with h3client --ocsp
+    comp=$(sed -n 's/^summary: .* \(cert_compression=[^ ]*\).*$/\1/p' "$CLOG") # --cert-compression
+    echo "$seen${ocsp:+ $ocsp}${comp:+ $comp}"
 }
 h3_seen_by_server() {
     sed -n "s/^conn $1 [^ ]*: \\([a-z]*\\) handshake, \\([^,]*\\), \\([^,]*\\), ALPN \\([^,]*\\), HRR \\([a-z]*\\), 0-RTT \\([a-z]*\\),.*/kind=\\1 suite=\\2 group=\\3 alpn=\\4 hrr=\\5 early=\\6/p" \

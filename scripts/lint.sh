@@ -19,11 +19,11 @@ OBJ=${1:-build/obj}
 # Layer, then the files (src/NAME.c) in it. Calls go down this list, never up.
 LAYERS='
 1  base        bytes err clock
-2  crypto      crypto suites init
+2  crypto      crypto suites init compress
 3  keysched    keysched quic_crypto
 4  glue        callbacks quic
 5  secrets     secrets session ticket
-6  policy      certset sigalgs ca_list ocsp sct client_hello seclevel dh cipher_lists
+6  policy      certset sigalgs ca_list ocsp sct client_hello seclevel dh cipher_lists cert_comp
 7  certs       cert
 8  resumption  resumption
 9  extensions  extensions custom_ext

@@ -78,6 +78,7 @@ static int state_for(int server, int sent, uint8_t type)
     case HT_CERTIFICATE_REQUEST:
         return server ? TLS_ST_SW_CERT_REQ : TLS_ST_CR_CERT_REQ;
     case HT_CERTIFICATE:
+    case HT_COMPRESSED_CERTIFICATE: /* RFC 8879: OpenSSL 3.2 reports it as Certificate */
         return written ? (server ? TLS_ST_SW_CERT : TLS_ST_CW_CERT)
                        : (server ? TLS_ST_SR_CERT : TLS_ST_CR_CERT);
     case HT_CERTIFICATE_VERIFY:

@@ -259,7 +259,8 @@ static enum hs_wait do_read_certificate_request(SSL *c)
     if (!rd_vec8(&body, &context) || !rd_vec16(&body, &exts) || !rd_empty(&body) ||
         !rd_empty(&context))
         return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-    /* The rows: certificate_authorities, signature_algorithms (hs->peer_sigschemes). */
+    /* The rows: certificate_authorities, signature_algorithms (hs->peer_sigschemes),
+       compress_certificate (hs->cert_comp_tx). */
     if (!ext_parse(c, MSG_CR, exts))
         return HS_ERROR;
     wr_bytes(&hs->cert_request_context, context.p, context.n);
@@ -274,12 +275,11 @@ static enum hs_wait do_read_certificate_request(SSL *c)
 /* §4.4.2: the server's chain, which may not be empty (§4.4.2.4), verified here. */
 static enum hs_wait do_read_server_certificate(SSL *c)
 {
-    struct rd body, whole;
+    struct rd whole;
     enum hs_wait wait;
-    if (!msg_read_expected(c, HT_CERTIFICATE, &body, &whole, &wait))
+    if (!msg_read_certificate(c, 0, &whole, &wait)) /* or CompressedCertificate */
         return wait;
-    if (!msg_parse_certificate(c, body, 0) || !cert_verify_peer_chain(c, c->peer_chain) ||
-        !msg_consume(c, &whole))
+    if (!cert_verify_peer_chain(c, c->peer_chain) || !msg_consume(c, &whole))
         return HS_ERROR;
     return next(c, CS_READ_SERVER_CERTIFICATE_VERIFY, HS_CONTINUE);
 }

@@ -13,6 +13,10 @@
 static const ERR_STRING_DATA reasons[] = {
     /* the system sslerr.h reasons the engine raises or may raise */
     R(SSL_R_BAD_CIPHER, "bad cipher"),
+    R(SSL_R_BAD_DECOMPRESSION, "bad decompression"),
+    R(SSL_R_COMPRESSION_FAILURE, "compression failure"),
+    R(SSL_R_DUPLICATE_COMPRESSION_ID, "duplicate compression id"),
+    R(SSL_R_UNSUPPORTED_COMPRESSION_ALGORITHM, "unsupported compression algorithm"),
     R(SSL_R_BAD_DATA, "bad data"),
     R(SSL_R_BAD_EARLY_DATA, "bad early data"),
     R(SSL_R_BAD_ECPOINT, "bad ecpoint"),

@@ -588,6 +588,12 @@ static const struct ext_row ext_table[EXT_COUNT] = {
     [EXT_QUIC_TP_DRAFT] = {TLSEXT_TYPE_quic_transport_parameters_draft, EM_CH | EM_EE,
                            .write = {W(CH, write_tp_draft_ch), W(EE, write_tp_draft_ee)},
                            .parse = {W(CH, parse_tp_draft), W(EE, parse_tp_draft)}},
+    /* RFC 8879 §3: certificate compression (cert_comp.c) */
+    [EXT_COMPRESS_CERTIFICATE] = {TLSEXT_TYPE_compress_certificate, EM_CH | EM_CR,
+                                  .write = {W(CH, cert_comp_write_request),
+                                            W(CR, cert_comp_write_request)},
+                                  .parse = {W(CH, cert_comp_take_offer),
+                                            W(CR, cert_comp_take_offer)}},
     /* RFC 8446 §4.2.10, RFC 9001 §4.6.1 (resumption.c) */
     [EXT_EARLY_DATA] = {42, EM_CH | EM_EE | EM_NST,
                         .write = {W(CH, psk_write_early_data_offer),
@@ -601,9 +607,9 @@ static const struct ext_row ext_table[EXT_COUNT] = {
                             .write = {W(CH, psk_write_offer), W(SH, psk_write_selected)},
                             .parse = {W(SH, parse_psk_sh)}, .hello = hello_psk},
     /* RFC 7685: never sent (QUIC pads its packets) */
-    [EXT_PADDING] = {21, EM_CH},
+    [EXT_PADDING] = {.type = 21, .allowed = EM_CH},
     /* RFC 8446 §4.2.3: the client's signature_algorithms covers certificates too */
-    [EXT_SIGNATURE_ALGORITHMS_CERT] = {50, EM_CH | EM_CR},
+    [EXT_SIGNATURE_ALGORITHMS_CERT] = {.type = 50, .allowed = EM_CH | EM_CR},
 };
 #undef W
 

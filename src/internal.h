@@ -202,6 +202,18 @@ QTLS_MUST_CHECK int crypto_mac_equal(const uint8_t *want, const uint8_t *got, si
 QTLS_MUST_CHECK int crypto_verify(EVP_PKEY *key, const struct sigscheme *s, const uint8_t *tbs,
                                   size_t tbs_len, const uint8_t *sig, size_t sig_len);
 
+/*
+ * compress.c: the certificate compression algorithms (RFC 8879 §3), each present when it was
+ * found at build time. compress_run appends alg's compression of in to out; decompress_exact
+ * succeeds only if in decodes to exactly len bytes (no more, no less, nothing left over).
+ */
+enum { CC_NONE = 0, CC_ZLIB = 1, CC_BROTLI = 2, CC_ZSTD = 3, CC_LIMIT = 4 };
+int compress_available(int alg);
+const char *compress_name(int alg); /* "zlib", "brotli", "zstd"; NULL out of range */
+QTLS_MUST_CHECK int compress_run(int alg, const uint8_t *in, size_t n, struct wr *out);
+QTLS_MUST_CHECK int decompress_exact(int alg, const uint8_t *in, size_t n, uint8_t *out,
+                                     size_t len);
+
 /* ------------------------------------------------------------------ */
 /* Key schedule and transcript (keysched.c), RFC 8446 §7.1             */
 /* ------------------------------------------------------------------ */
@@ -354,6 +366,16 @@ void dh_params_free(struct dh_params *d);
 /* SSL_CTRL_SET_TMP_DH, SSL_CTRL_SET_TMP_DH_CB and SSL_CTRL_SET_DH_AUTO; *handled = 0 else. */
 long dh_ctrl(SSL_CTX *ctx, SSL *s, int cmd, long larg, void *parg, int *handled);
 
+/* cert_comp.c: the algorithms we compress with and accept, in preference order (RFC 8879). */
+struct cert_comp_pref {
+    uint8_t alg[CC_LIMIT - 1];
+    uint8_t n; /* 0: certificate compression off */
+};
+struct cert_comp_cache;
+void cert_comp_cache_free(struct cert_comp_cache *cache);
+/* Test hook: how many times a chain was compressed (not taken from the cache) so far. */
+size_t cert_comp_test_compressions(void);
+
 /* custom_ext.c (the rest of its prototypes follow the extension section) */
 struct custom_exts;
 void custom_exts_free(struct custom_exts *e);
@@ -437,6 +459,8 @@ struct ssl_ctx_st {
     struct seclevel sec; /* seclevel.c, copied by SSL_new */
     struct dh_params dh; /* dh.c: stored only (TLS 1.2 DHE) */
     struct custom_exts *custom_exts; /* custom_ext.c: SSL_CTX_add_custom_ext and friends */
+    struct cert_comp_pref cert_comp;          /* cert_comp.c: copied by SSL_new */
+    struct cert_comp_cache *cert_comp_cache; /* cert_comp.c: compressed chains, made on use */
 };
 
 /*
@@ -654,6 +678,8 @@ struct ssl_st {
     STACK_OF(SSL_CIPHER) *client_cipher_stack; /* cipher_lists.c: SSL_get_client_ciphers' */
     uint32_t custom_ext_sent;           /* custom_ext.c: client: the custom extensions offered */
     uint32_t custom_ext_received;       /* custom_ext.c: server: the ones the client sent */
+    struct cert_comp_pref cert_comp;    /* cert_comp.c: from the context or SSL_set1_... */
+    uint8_t cert_comp_client, cert_comp_server; /* the algorithm each side's Certificate used */
     uint32_t ticket_max_early_data;     /* client: the NewSessionTicket being read's early_data */
 };
 
@@ -669,6 +695,7 @@ enum {
     HT_CERTIFICATE_VERIFY = 15,
     HT_FINISHED = 20,
     HT_KEY_UPDATE = 24,
+    HT_COMPRESSED_CERTIFICATE = 25, /* RFC 8879 §4 */
     HT_MESSAGE_HASH = 254,
 };
 
@@ -762,6 +789,7 @@ enum ext_idx {
     EXT_COOKIE,
     EXT_QUIC_TP,
     EXT_QUIC_TP_DRAFT,
+    EXT_COMPRESS_CERTIFICATE, /* RFC 8879 (cert_comp.c) */
     EXT_EARLY_DATA,
     EXT_PRE_SHARED_KEY,
     EXT_PADDING,                   /* recognised, never sent */
@@ -853,6 +881,11 @@ struct hs {
     int staple_ocsp; /* server: the status callback gave a response to send */
     int send_sct;    /* server: the client asked for SCTs (sct.c) */
 
+    /* cert_comp.c (RFC 8879): we sent compress_certificate (so a CompressedCertificate may
+       come), and the algorithm our own Certificate is to be compressed with (0: none). */
+    int cert_comp_offered;
+    uint8_t cert_comp_tx;
+
     /* Server: the ClientHello being read, while the client hello callback runs (client_hello.c) */
     const struct client_hello *client_hello;
 
@@ -886,6 +919,19 @@ void sct_free(SSL_CTX *ctx, SSL *ssl);
 ext_write_fn sct_client_write_request, sct_server_write_list; /* the extension's row */
 ext_parse_fn sct_server_take_request, sct_client_take_list;
 QTLS_MUST_CHECK int sct_adopt_session(SSL *c, const SSL_SESSION *s);
+
+/*
+ * cert_comp.c: certificate compression (RFC 8879). The compress_certificate extension in a
+ * ClientHello or CertificateRequest (write_request marks hs->cert_comp_offered; take_offer picks
+ * hs->cert_comp_tx), and the CompressedCertificate message's body both ways.
+ */
+ext_write_fn cert_comp_write_request;
+ext_parse_fn cert_comp_take_offer;
+/* Appends algorithm, uncompressed_length and the compressed `body` (from the context's cache). */
+QTLS_MUST_CHECK int cert_comp_write_body(SSL *c, int alg, const uint8_t *body, size_t n,
+                                         struct wr *w);
+/* Decompresses a CompressedCertificate body into out (the Certificate body); alert on failure. */
+QTLS_MUST_CHECK int cert_comp_read_body(SSL *c, struct rd body, struct wr *out);
 
 /* ocsp.c: OCSP stapling (RFC 8446 §4.4.2.1). The ctrl helpers follow OpenSSL's semantics. */
 int ocsp_set_status_type(int *type, long v);
@@ -965,6 +1011,13 @@ QTLS_MUST_CHECK int msg_write_certificate(SSL *c, const uint8_t *context, size_t
                                           const struct cert_cfg *cc);
 QTLS_MUST_CHECK int msg_write_certificate_verify(SSL *c, EVP_PKEY *key, uint16_t scheme);
 QTLS_MUST_CHECK int msg_write_finished(SSL *c, const struct secret *base);
+/*
+ * Reads the peer's Certificate, or a CompressedCertificate if we offered compression (RFC 8879
+ * §4), and parses it (msg_parse_certificate): 1 with the message in *whole, to be consumed;
+ * else 0 and *wait says want-message or error.
+ */
+QTLS_MUST_CHECK int msg_read_certificate(SSL *c, int allow_empty, struct rd *whole,
+                                         enum hs_wait *wait);
 /* Parses Certificate into c->peer_chain / c->peer_cert; an empty list is allowed only if allow_empty. */
 QTLS_MUST_CHECK int msg_parse_certificate(SSL *c, struct rd body, int allow_empty);
 QTLS_MUST_CHECK int msg_check_certificate_verify(SSL *c, struct rd body, EVP_PKEY *key,

@@ -152,11 +152,9 @@ static void write_cert_entry(SSL *c, struct wr *w, X509 *x, int is_leaf)
  * struct { opaque certificate_request_context<0..2^8-1>;
  *          CertificateEntry certificate_list<0..2^24-1>; } Certificate;
  */
-int msg_write_certificate(SSL *c, const uint8_t *context, size_t context_len,
-                          const struct cert_cfg *cc)
+static void write_certificate_body(SSL *c, struct wr *w, const uint8_t *context,
+                                   size_t context_len, const struct cert_cfg *cc)
 {
-    struct wr *w = &c->hs->out;
-    size_t at = msg_begin(c, ssl_encryption_handshake, HT_CERTIFICATE);
     size_t ctx_at = wr_open_vec(w, 1);
     wr_bytes(w, context, context_len);
     wr_close_vec(w, ctx_at, 1);
@@ -167,6 +165,30 @@ int msg_write_certificate(SSL *c, const uint8_t *context, size_t context_len,
             write_cert_entry(c, w, sk_X509_value(cc->chain, i), 0);
     }
     wr_close_vec(w, list, 3);
+}
+
+/* RFC 8879 §4: the Certificate body compressed with the algorithm the peer accepted. */
+static int write_compressed_certificate(SSL *c, const uint8_t *context, size_t context_len,
+                                        const struct cert_cfg *cc)
+{
+    struct wr plain;
+    wr_init(&plain);
+    write_certificate_body(c, &plain, context, context_len, cc);
+    size_t at = msg_begin(c, ssl_encryption_handshake, HT_COMPRESSED_CERTIFICATE);
+    int ok = wr_ok(&plain) || qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    ok = ok && cert_comp_write_body(c, c->hs->cert_comp_tx, plain.buf, plain.len, &c->hs->out);
+    wr_free(&plain);
+    return ok && msg_end(c, at);
+}
+
+int msg_write_certificate(SSL *c, const uint8_t *context, size_t context_len,
+                          const struct cert_cfg *cc)
+{
+    /* An empty list goes out as it is: there is nothing to compress. */
+    if (c->hs->cert_comp_tx != 0 && cc != NULL && cc->cert != NULL)
+        return write_compressed_certificate(c, context, context_len, cc);
+    size_t at = msg_begin(c, ssl_encryption_handshake, HT_CERTIFICATE);
+    write_certificate_body(c, &c->hs->out, context, context_len, cc);
     return msg_end(c, at);
 }
 
@@ -220,6 +242,30 @@ int msg_parse_certificate(SSL *c, struct rd body, int allow_empty)
     c->peer_cert = sk_X509_value(chain, 0);
     X509_up_ref(c->peer_cert);
     return 1;
+}
+
+int msg_read_certificate(SSL *c, int allow_empty, struct rd *whole, enum hs_wait *wait)
+{
+    uint8_t type;
+    struct rd body, plain_body;
+    int r = msg_read(c, &type, &body, whole);
+    *wait = r == 0 ? HS_WANT_MESSAGE : HS_ERROR;
+    if (r != 1)
+        return 0;
+    if (type == HT_CERTIFICATE)
+        return msg_parse_certificate(c, body, allow_empty);
+    /* Only after we sent compress_certificate (RFC 8879 §3). */
+    if (type != HT_COMPRESSED_CERTIFICATE || !c->hs->cert_comp_offered)
+        return msg_expect(c, type, HT_CERTIFICATE);
+    struct wr plain;
+    wr_init(&plain);
+    int ok = cert_comp_read_body(c, body, &plain);
+    if (ok) {
+        rd_init(&plain_body, plain.buf, plain.len);
+        ok = msg_parse_certificate(c, plain_body, allow_empty);
+    }
+    wr_free(&plain);
+    return ok;
 }
 
 /* ---- CertificateVerify (§4.4.3) ---- */

@@ -430,7 +430,8 @@ static enum hs_wait do_send_certificate_request(SSL *c)
     size_t at = msg_begin(c, ssl_encryption_handshake, HT_CERTIFICATE_REQUEST);
     wr_u8(w, 0);
     size_t exts = wr_open_vec(w, 2);
-    if (!ext_write(c, MSG_CR, w)) /* certificate_authorities, signature_algorithms */
+    if (!ext_write(c, MSG_CR, w)) /* certificate_authorities, signature_algorithms,
+                                     compress_certificate */
         return HS_ERROR;
     wr_close_vec(w, exts, 2);
     if (!msg_end(c, at))
@@ -473,12 +474,10 @@ static enum hs_wait do_send_finished(SSL *c)
 /* §4.4.2: the client's chain, which may be empty (§4.4.2.4). */
 static enum hs_wait do_read_client_certificate(SSL *c)
 {
-    struct rd body, whole;
+    struct rd whole;
     enum hs_wait wait;
-    if (!msg_read_expected(c, HT_CERTIFICATE, &body, &whole, &wait))
+    if (!msg_read_certificate(c, 1, &whole, &wait)) /* or CompressedCertificate */
         return wait;
-    if (!msg_parse_certificate(c, body, 1))
-        return HS_ERROR;
     if (c->peer_cert == NULL) {
         if (c->verify_mode & SSL_VERIFY_FAIL_IF_NO_PEER_CERT) /* §4.4.2.4 */
             return hs_fail(c, SSL_AD_CERTIFICATE_REQUIRED,

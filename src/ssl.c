@@ -78,6 +78,7 @@ SSL *SSL_new(SSL_CTX *ctx)
     c->quic_tp_version = 0;
     c->grease_enabled = ctx->grease_enabled;
     c->sct_requested = ctx->sct_requested;
+    c->cert_comp = ctx->cert_comp;
     c->read_level = c->write_level = c->last_provided_level = ssl_encryption_initial;
     if (!copy_ctx_config(c, ctx)) {
         SSL_free(c);

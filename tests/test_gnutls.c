@@ -128,6 +128,7 @@ struct interop_case {
     int gnutls_default_max_early; /* the GnuTLS server leaves max_early_data_size at 16384 */
     int keep_latest_session;      /* resume with the newest ticket, not the first connection's */
     int grease; /* qtls GREASEs (SSL_CTX_set_grease_enabled): ClientHello or NewSessionTicket */
+    int cert_comp;                /* RFC 8879 algorithm GnuTLS is given, 0: none */
     const char *note;             /* what GnuTLS does differently here, printed when it runs */
     void (*test)(void **state);
 };
@@ -1321,6 +1322,62 @@ static void ocsp_response_is_stapled(void **state)
     assert_int_not_equal(gnutls_ocsp_status_request_is_checked(t->g.session, 0), 0);
 }
 
+/* --- certificate compression (RFC 8879) ------------------------------------ */
+
+static const struct {
+    int id; /* RFC 8879 */
+    gnutls_compression_method_t method;
+    const char *name;
+} comp_methods[] = {
+    {TLSEXT_comp_cert_zlib, GNUTLS_COMP_ZLIB, "zlib"},
+    {TLSEXT_comp_cert_brotli, GNUTLS_COMP_BROTLI, "brotli"},
+    {TLSEXT_comp_cert_zstd, GNUTLS_COMP_ZSTD, "zstd"},
+};
+
+static int gnutls_comp_method(int id, gnutls_compression_method_t *out)
+{
+    for (size_t i = 0; i < sizeof(comp_methods) / sizeof(comp_methods[0]); i++)
+        if (comp_methods[i].id == id)
+            return *out = comp_methods[i].method, 1;
+    return 0;
+}
+
+/* Whether this GnuTLS build compresses certificates with the RFC 8879 algorithm `id`. */
+static int gnutls_has_cert_comp(int id)
+{
+    gnutls_session_t s;
+    gnutls_compression_method_t m;
+    if (!gnutls_comp_method(id, &m) || gnutls_init(&s, GNUTLS_CLIENT) < 0)
+        return 0;
+    int ok = gnutls_compress_certificate_set_methods(s, &m, 1) == 0;
+    gnutls_deinit(s);
+    return ok;
+}
+
+/*
+ * qtls offers and accepts all three algorithms; GnuTLS the one of the case, or none: then the
+ * certificate goes uncompressed both ways, and qtls reports no compression.
+ */
+static void certificate_compression_with_gnutls(void **state)
+{
+    struct interop *t = *state;
+    const struct interop_case *c = t->c;
+    int all[] = {TLSEXT_comp_cert_zlib, TLSEXT_comp_cert_brotli, TLSEXT_comp_cert_zstd};
+    print_notes(c);
+    if (t->why[0] != '\0')
+        fail_msg("%s", t->why);
+    assert_int_equal(SSL_set1_cert_comp_preference(t->q.ssl, all, 3), 1);
+    gnutls_compression_method_t m;
+    if (c->cert_comp != 0) {
+        assert_true(gnutls_comp_method(c->cert_comp, &m));
+        assert_int_equal(gnutls_compress_certificate_set_methods(t->g.session, &m, 1), 0);
+    }
+    if (!run(t))
+        fail_msg("%s", t->why);
+    check_connection(t, 0, EARLY_NONE);
+    assert_int_equal(SSL_get_negotiated_server_cert_comp(t->q.ssl), c->cert_comp);
+}
+
 /* --- CA name lists (RFC 8446 §4.2.4) ---------------------------------------- */
 
 /* What each side saw of the peer's certificate_authorities when the certificate was asked. */
@@ -1853,6 +1910,37 @@ static void build_cases(struct CMUnitTest *tests)
     c->test = zero_rtt_ticket_age_is_never_ahead_of_the_gnutls_server;
     snprintf(c->name, sizeof(c->name),
              "qtls_client_ticket_age_is_never_ahead_of_the_gnutls_server_so_0rtt_is_accepted");
+
+    /* Certificate compression both ways, with each algorithm this GnuTLS has, and none. */
+    static char comp_note[200];
+    size_t len = (size_t)snprintf(comp_note, sizeof(comp_note),
+                                  "GnuTLS here compresses certificates with:");
+    int gnutls_algs = 0;
+    for (size_t i = 0; i < sizeof(comp_methods) / sizeof(comp_methods[0]); i++) {
+        int has = gnutls_has_cert_comp(comp_methods[i].id);
+        if (has && len < sizeof(comp_note))
+            len += (size_t)snprintf(comp_note + len, sizeof(comp_note) - len, " %s",
+                                    comp_methods[i].name);
+        gnutls_algs += has;
+        for (int dir = 0; has && dir < 2; dir++) {
+            c = add_case(dir, 0, G_X25519, "rsa");
+            c->cert_comp = comp_methods[i].id;
+            c->test = certificate_compression_with_gnutls;
+            snprintf(c->name, sizeof(c->name), "%s_compress_the_certificate_with_%s",
+                     pair_name(dir), comp_methods[i].name);
+        }
+    }
+    if (gnutls_algs == 0 && len < sizeof(comp_note))
+        snprintf(comp_note + len, sizeof(comp_note) - len,
+                 " nothing (Debian's 3.7.9 is built without zlib, brotli and zstd)");
+    for (int dir = 0; dir < 2; dir++) {
+        c = add_case(dir, 0, G_X25519, "rsa");
+        c->test = certificate_compression_with_gnutls;
+        c->note = comp_note;
+        snprintf(c->name, sizeof(c->name),
+                 "%s_send_the_certificate_uncompressed_when_gnutls_does_not_compress",
+                 pair_name(dir));
+    }
 
     /* OCSP stapling both ways, with a response GnuTLS checks. */
     for (int dir = 0; dir < 2; dir++) {

@@ -151,6 +151,60 @@ int SSL_set_signed_cert_timestamp_list(SSL *ssl, const uint8_t *list, size_t lis
 
 int SSL_CIPHER_get_prf_nid(const SSL_CIPHER *cipher);
 
+/*
+ * Certificate compression (RFC 8879), with OpenSSL 3.2's API; OpenSSL 3.0's headers lack it.
+ * Off until a preference list is set (SSL_CTX_set1_cert_comp_preference or BoringSSL's
+ * SSL_CTX_add_cert_compression_alg): then a client offers those algorithms in its ClientHello
+ * and a server in its CertificateRequest, and either compresses its Certificate with the first
+ * of its list the peer offered. SSL_OP_NO_TX/RX_CERTIFICATE_COMPRESSION turn off sending
+ * compressed / accepting compressed certificates. Algorithms qtls was built without are left
+ * out of the lists (make says which).
+ */
+#ifndef TLSEXT_TYPE_compress_certificate
+#define TLSEXT_TYPE_compress_certificate 27
+#endif
+#ifndef TLSEXT_comp_cert_none
+#define TLSEXT_comp_cert_none 0
+#define TLSEXT_comp_cert_zlib 1
+#define TLSEXT_comp_cert_brotli 2
+#define TLSEXT_comp_cert_zstd 3
+#define TLSEXT_comp_cert_limit 4
+#endif
+#ifndef SSL_OP_NO_TX_CERTIFICATE_COMPRESSION
+#define SSL_OP_NO_TX_CERTIFICATE_COMPRESSION ((uint64_t)1 << 32)
+#define SSL_OP_NO_RX_CERTIFICATE_COMPRESSION ((uint64_t)1 << 33)
+#endif
+int SSL_CTX_set1_cert_comp_preference(SSL_CTX *ctx, int *algs, size_t len);
+int SSL_set1_cert_comp_preference(SSL *ssl, int *algs, size_t len);
+/* Compresses the current certificate chain now with alg (0: each algorithm of the list). */
+int SSL_CTX_compress_certs(SSL_CTX *ctx, int alg);
+int SSL_compress_certs(SSL *ssl, int alg);
+/* The compressed Certificate of the current chain (OPENSSL_free *data); 0 if none. */
+size_t SSL_CTX_get1_compressed_cert(SSL_CTX *ctx, int alg, unsigned char **data,
+                                    size_t *orig_len);
+/* Installs a chain compressed elsewhere; used when it decompresses to this context's chain. */
+int SSL_CTX_set1_compressed_cert(SSL_CTX *ctx, int algorithm, unsigned char *comp_data,
+                                 size_t comp_length, size_t orig_length);
+/* The algorithm the client's / server's Certificate came in (TLSEXT_comp_cert_none if none). */
+int SSL_get_negotiated_client_cert_comp(SSL *s);
+int SSL_get_negotiated_server_cert_comp(SSL *s);
+
+/*
+ * BoringSSL's SSL_CTX_add_cert_compression_alg, which QUIC stacks' BoringSSL code calls with
+ * their own brotli or zlib functions: qtls adds alg_id to the context's list and uses its own
+ * implementation of that RFC 8879 algorithm (the callbacks are not called; CBB and
+ * CRYPTO_BUFFER are BoringSSL's types). Fails for an algorithm qtls was not built with.
+ */
+typedef struct cbb_st CBB;
+typedef struct crypto_buffer_st CRYPTO_BUFFER;
+typedef int (*ssl_cert_compression_func_t)(SSL *ssl, CBB *out, const uint8_t *in, size_t in_len);
+typedef int (*ssl_cert_decompression_func_t)(SSL *ssl, CRYPTO_BUFFER **out,
+                                             size_t uncompressed_len, const uint8_t *in,
+                                             size_t in_len);
+int SSL_CTX_add_cert_compression_alg(SSL_CTX *ctx, uint16_t alg_id,
+                                     ssl_cert_compression_func_t compress,
+                                     ssl_cert_decompression_func_t decompress);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,11 +13,13 @@
 #   hrr         the server takes P-384 only, the client's key share is X25519:
 #               HelloRetryRequest, then P-384
 #   chacha20    the client offers TLS_CHACHA20_POLY1305_SHA256 only
-# and two more for qtls_qtls:
+# and more for qtls_qtls:
 #   restart     as 0rtt, with the server restarted between the connections:
 #               its --ticket-keys file carries the ticket key over
 #   ocsp        the server staples an OCSP response (scripts/gen-ocsp.sh) that
 #               the client asked for, verified and found "good"
+#   certcomp_zlib, certcomp_brotli, certcomp_zstd: the server compresses its
+#               certificate (RFC 8879) with the one algorithm the client accepts
 # What was negotiated is read from the qtls side of each pairing: the client's
 # summary line, or the server's log line for the connection.
 #
@@ -72,6 +74,7 @@ expect_of() { # CASE CONN(1|2) CLIENT_KIND
     hrr:1:*) echo "kind=full hrr=yes group=secp384r1 alpn=h3" ;;
     chacha20:1:*) echo "kind=full suite=TLS_CHACHA20_POLY1305_SHA256 alpn=h3" ;;
     ocsp:1:*) echo "kind=full alpn=h3 ocsp=good" ;;
+    certcomp_*:1:*) echo "kind=full alpn=h3 cert_compression=${1#certcomp_}" ;;
     esac
 }
 
@@ -80,6 +83,7 @@ server_args() { # SERVER_KIND CASE
     qtls:restart) echo "--ticket-keys=$WORK/restart.ticket-keys" ;;
     qtls:hrr) echo "--groups=P-384" ;;
     qtls:ocsp) echo "--ocsp=$WORK/ocsp-good.der" ;;
+    qtls:certcomp_*) echo "--cert-compression=zstd,brotli,zlib" ;;
     gtls:hrr) echo "--groups=-GROUP-ALL:+GROUP-SECP384R1" ;;
     esac
 }
@@ -88,6 +92,7 @@ client_args() { # CASE CONN SESSION_FILE
     case $1:$2 in
     chacha20:*) echo "--ciphers=chacha20" ;;
     ocsp:*) echo "--ocsp" ;;
+    certcomp_*) echo "--cert-compression=${1#certcomp_}" ;;
     resumption:2) echo "--session=$3 --no-early-data" ;;
     resumption:* | 0rtt:* | restart:*) echo "--session=$3" ;;
     esac
@@ -188,7 +193,7 @@ wanted() {
 t0=$(date +%s)
 for pair in $PAIRS; do
     cases=$CASES
-    [ "$pair" = qtls_qtls ] && cases="$cases restart ocsp"
+    [ "$pair" = qtls_qtls ] && cases="$cases restart ocsp certcomp_zlib certcomp_brotli certcomp_zstd"
     for case in $cases; do
         wanted "${pair}_$case" || continue
         echo "[ RUN      ] ${pair}_$case"
