@@ -45,11 +45,37 @@ static OSSL_ENCRYPTION_LEVEL read_level(enum client_state s)
     return ssl_encryption_application;
 }
 
-/* Moves to state s and its read level; fails if input is left at the old level (§5.1). */
+/*
+ * RFC 9001 §4.1.4: the level each state writes at, which alerts use: Initial for the
+ * ClientHello, 0-RTT while waiting for the ServerHello if early data was offered, Handshake once
+ * its keys exist, 1-RTT from the server's Finished on (the application keys are installed).
+ */
+static OSSL_ENCRYPTION_LEVEL write_level(const SSL *c, enum client_state s)
+{
+    switch (s) {
+    case CS_SEND_CLIENT_HELLO:
+        return ssl_encryption_initial;
+    case CS_READ_SERVER_HELLO:
+        return c->hs->early_data_offered ? ssl_encryption_early_data : ssl_encryption_initial;
+    case CS_READ_ENCRYPTED_EXTENSIONS:
+    case CS_READ_CERTIFICATE_REQUEST:
+    case CS_READ_SERVER_CERTIFICATE:
+    case CS_READ_SERVER_CERTIFICATE_VERIFY:
+    case CS_READ_SERVER_FINISHED:
+        return ssl_encryption_handshake;
+    case CS_SEND_CLIENT_CERTIFICATE:
+    case CS_SEND_CLIENT_FINISHED:
+    case CS_DONE:
+        break;
+    }
+    return ssl_encryption_application;
+}
+
+/* Moves to state s and its levels; fails if input is left at the old read level (§5.1). */
 static QTLS_MUST_CHECK int set_state(SSL *c, enum client_state s)
 {
     c->hs->state = s;
-    return quic_set_read_level(c, read_level(s));
+    return quic_set_levels(c, read_level(s), write_level(c, s));
 }
 
 /* set_state, then w: what the state function asks of the driver. */

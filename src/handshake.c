@@ -135,8 +135,6 @@ static int drive_handshake(SSL *s)
             if (!msg_end_flight(s))
                 return fail_handshake(s);
             s->phase = PHASE_DONE;
-            /* The read level is 1-RTT since the peer's Finished; ours follows our last flight. */
-            s->write_level = ssl_encryption_application;
             hs_free(s);
             cb_info(s, SSL_CB_HANDSHAKE_DONE, 1);
             return 1;

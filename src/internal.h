@@ -742,8 +742,13 @@ void quic_send_pending_alert(SSL *c);
 QTLS_MUST_CHECK int quic_peek_message(SSL *c, struct rd *msg);
 /* Drops the message returned by quic_peek_message. */
 void quic_consume_message(SSL *c, size_t len);
-/* Changes the read level; fails if bytes are left at the old level (RFC 8446 §5.1). */
-QTLS_MUST_CHECK int quic_set_read_level(SSL *c, OSSL_ENCRYPTION_LEVEL level);
+/*
+ * The levels a handshake state reads and writes at (client.c, server.c derive them from the
+ * state): fails, levels unchanged, if bytes are left at the old read level (RFC 8446 §5.1).
+ * The write level is the one SSL_quic_write_level reports and alerts go out at.
+ */
+QTLS_MUST_CHECK int quic_set_levels(SSL *c, OSSL_ENCRYPTION_LEVEL read,
+                                    OSSL_ENCRYPTION_LEVEL write);
 /* Frees the input buffers. */
 void quic_free_buffers(SSL *c);
 /* Frees the input buffers of levels with nothing left unread (between API calls only). */

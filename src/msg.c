@@ -16,7 +16,6 @@ size_t msg_begin(SSL *c, OSSL_ENCRYPTION_LEVEL level, uint8_t type)
     if (hs->out.len > 0 && hs->out_level != level && !msg_flush_output(c))
         wr_fail(&hs->out);
     hs->out_level = level;
-    c->write_level = level;
     size_t at = hs->out.len;
     wr_u8(&hs->out, type);
     wr_open_vec(&hs->out, 3);

@@ -234,15 +234,19 @@ int quic_peek_message(SSL *c, struct rd *msg)
 /* Only moves the offset, so views into the buffer stay valid until the next input. */
 void quic_consume_message(SSL *c, size_t len) { c->in_off[c->read_level] += len; }
 
-/* RFC 8446 §5.1: handshake messages must not span key changes. */
-int quic_set_read_level(SSL *c, OSSL_ENCRYPTION_LEVEL level)
+static int rd_empty_at(SSL *c, OSSL_ENCRYPTION_LEVEL level)
 {
-    if (level == c->read_level)
-        return 1;
-    struct rd left = pending_input(c, c->read_level);
-    if (!rd_empty(&left))
+    struct rd left = pending_input(c, level);
+    return rd_empty(&left);
+}
+
+/* RFC 8446 §5.1: handshake messages must not span key changes. */
+int quic_set_levels(SSL *c, OSSL_ENCRYPTION_LEVEL read, OSSL_ENCRYPTION_LEVEL write)
+{
+    if (read != c->read_level && !rd_empty_at(c, c->read_level))
         return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, QTLS_R_EXCESS_HANDSHAKE_DATA);
-    c->read_level = level;
+    c->read_level = read;
+    c->write_level = write;
     return 1;
 }
 
@@ -280,9 +284,6 @@ int quic_set_secrets(SSL *c, OSSL_ENCRYPTION_LEVEL level, const struct secret *r
 {
     const SSL_QUIC_METHOD *m = c->quic_method;
     size_t len = read != NULL ? read->len : write->len;
-    /* Alerts go out at the newest write level: the peer reads there already. */
-    if (write != NULL)
-        c->write_level = level;
     if (!m->set_encryption_secrets(c, level, read ? read->b : NULL, write ? write->b : NULL, len))
         return callback_failed(c);
     return 1;

@@ -50,11 +50,38 @@ static OSSL_ENCRYPTION_LEVEL read_level(enum server_state s)
     return ssl_encryption_application;
 }
 
-/* Moves to state s and its read level; fails if input is left at the old level (§5.1). */
+/*
+ * RFC 9001 §4.1.4: the level each state writes at, which alerts use: Initial up to the
+ * ServerHello, Handshake once its keys exist, 1-RTT once our Finished is sent (0.5-RTT data).
+ */
+static OSSL_ENCRYPTION_LEVEL write_level(enum server_state s)
+{
+    switch (s) {
+    case SS_READ_CLIENT_HELLO:
+    case SS_CHOOSE_CERTIFICATE:
+    case SS_SEND_HELLO_RETRY_REQUEST:
+    case SS_SEND_SERVER_HELLO:
+        return ssl_encryption_initial;
+    case SS_SEND_ENCRYPTED_EXTENSIONS:
+    case SS_SEND_CERTIFICATE_REQUEST:
+    case SS_SEND_CERTIFICATE:
+    case SS_SEND_CERTIFICATE_VERIFY:
+    case SS_SEND_FINISHED:
+        return ssl_encryption_handshake;
+    case SS_READ_CLIENT_CERTIFICATE:
+    case SS_READ_CLIENT_CERTIFICATE_VERIFY:
+    case SS_READ_CLIENT_FINISHED:
+    case SS_DONE:
+        break;
+    }
+    return ssl_encryption_application;
+}
+
+/* Moves to state s and its levels; fails if input is left at the old read level (§5.1). */
 static QTLS_MUST_CHECK int set_state(SSL *c, enum server_state s)
 {
     c->hs->state = s;
-    return quic_set_read_level(c, read_level(s));
+    return quic_set_levels(c, read_level(s), write_level(s));
 }
 
 /* set_state, then w: what the state function asks of the driver. */
