@@ -231,7 +231,8 @@ install: all
 	install -m 644 $(BUILD)/libqtls.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libqtls.so $(DESTDIR)$(PREFIX)/lib/libqtls.so.0
 	ln -sf libqtls.so.0 $(DESTDIR)$(PREFIX)/lib/libqtls.so
-	install -m 644 include/qtls/quic.h include/qtls/quic_crypto.h $(DESTDIR)$(PREFIX)/include/qtls/
+	install -m 644 include/qtls/quic.h include/qtls/quic_crypto.h include/qtls/quic_tls35.h \
+	    include/qtls/quic_tls35_dispatch.h $(DESTDIR)$(PREFIX)/include/qtls/
 	install -m 644 include/compat/openssl/*.h $(DESTDIR)$(PREFIX)/include/qtls/compat/openssl/
 	sed -e 's|@PREFIX@|$(PREFIX)|' qtls.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/qtls.pc
 ifeq ($(HAVE_NGTCP2),1)

@@ -25,7 +25,7 @@ LAYERS='
 9  resumption  resumption
 10 states      client server
 11 driver      handshake
-12 api         ssl ctx compat_tcp conf
+12 api         ssl ctx compat_tcp conf quic_tls35
 '
 # A new src/*.c must be placed here (lint names it otherwise).
 # Known upward calls, each to be removed by the work named (not new ones):
