@@ -52,6 +52,7 @@ $(BUILD)/tests/%: tests/%.c $(TEST_HELPERS) $(wildcard tests/helpers/*.h) $(BUIL
 	    $(BUILD)/libqtls.a $(LIBCRYPTO) -lcmocka $(TEST_LIBS_$*)
 
 TEST_LIBS_test_gnutls = -lgnutls
+TEST_LIBS_test_quic_tls35_gnutls = -lgnutls
 
 # test_coexist links libqtls.so (libqtls.so.0 through its rpath), not libqtls.a: it tests how
 # the dynamic linker binds libqtls's symbols beside the system's libssl.so.3, which it dlopens.
