@@ -63,6 +63,8 @@ $(BUILD)/tests/test_coexist: tests/test_coexist.c $(TEST_HELPERS) $(wildcard tes
 
 # test_macros compiles as a consumer does: the compat directory first on the include path.
 TEST_CPPFLAGS_test_macros = -Iinclude/compat
+# test_quic_tls35_compat likewise: an OpenSSL 3.5 QUIC API program, OpenSSL headers only.
+TEST_CPPFLAGS_test_quic_tls35_compat = -Iinclude/compat
 
 # ngtcp2 crypto backend (src/ngtcp2/, include/qtls/ngtcp2_crypto_qtls.h): libqtls_ngtcp2, a
 # library of its own beside libqtls. It implements ngtcp2_crypto.h (shipped by
