@@ -77,7 +77,7 @@ static const OSSL_DISPATCH qtdis[] = {
     {OSSL_FUNC_SSL_QUIC_TLS_YIELD_SECRET, (void (*)(void))yield_secret_cb},
     {OSSL_FUNC_SSL_QUIC_TLS_GOT_TRANSPORT_PARAMS, (void (*)(void))got_transport_params_cb},
     {OSSL_FUNC_SSL_QUIC_TLS_ALERT, (void (*)(void))alert_cb},
-    {0, NULL}};
+    OSSL_DISPATCH_END}; /* OpenSSL 3.2's marker, as ngtcp2's ossl backend ends its table */
 
 static void the_man_page_example_installs_and_sends_a_client_hello(void **state)
 {

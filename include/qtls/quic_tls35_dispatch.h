@@ -13,6 +13,12 @@
 #include <openssl/core.h>
 #include <openssl/core_dispatch.h>
 
+/* OpenSSL 3.2's end marker of a dispatch table (<openssl/core.h>), which 3.5 programs use
+   (ngtcp2's ossl backend ends its table with it); the system's 3.0 lacks it. */
+#ifndef OSSL_DISPATCH_END
+#define OSSL_DISPATCH_END {0, NULL}
+#endif
+
 #ifndef OSSL_FUNC_SSL_QUIC_TLS_CRYPTO_SEND
 #define OSSL_FUNC_SSL_QUIC_TLS_CRYPTO_SEND 2001
 OSSL_CORE_MAKE_FUNC(int, SSL_QUIC_TLS_crypto_send,
