@@ -55,29 +55,36 @@ static int yield(SSL *c, int level, int direction)
 }
 
 /*
- * Yields what is due: write secrets up to `cap` (the level of output the engine still holds or
- * is sending; no output: all), then read secrets up to the engine's read level whose write
- * secret of the same level is not still waiting (as OpenSSL 3.5: write before read).
+ * May the write secret of `level` be yielded now? Not while the engine holds output below it
+ * (that output would go out under the new key), and a client's 1-RTT one not before the
+ * handshake ends: the engine derives it before it writes its Finished at the handshake level
+ * (3.5 yields it after that Finished).
  */
-static int yield_due(SSL *c, int cap)
+static int write_due(const SSL *c, int level)
+{
+    if (c->hs != NULL && c->hs->out.len > 0 && (int)c->hs->out_level < level)
+        return 0;
+    if (!c->server && level == ssl_encryption_application && c->phase != PHASE_DONE)
+        return 0;
+    return 1;
+}
+
+/*
+ * Yields what is due, in level order: write secrets (write_due), then read secrets up to the
+ * engine's read level whose write secret of the same level is not still waiting (3.5 yields
+ * write before read).
+ */
+static int yield_due(SSL *c)
 {
     struct tls35 *t = c->tls35;
     for (int l = ssl_encryption_early_data; l <= ssl_encryption_application; l++)
-        if (t->write[l].waiting && l <= cap && !yield(c, l, DIRECTION_WRITE))
+        if (t->write[l].waiting && write_due(c, l) && !yield(c, l, DIRECTION_WRITE))
             return 0;
     for (int l = ssl_encryption_early_data; l <= ssl_encryption_application; l++)
         if (t->read[l].waiting && l <= (int)c->read_level && !t->write[l].waiting &&
             !yield(c, l, DIRECTION_READ))
             return 0;
     return 1;
-}
-
-/* The highest level a write secret may be yielded at now: below any output still held. */
-static int write_cap(const SSL *c)
-{
-    if (c->hs != NULL && c->hs->out.len > 0)
-        return c->hs->out_level;
-    return ssl_encryption_application;
 }
 
 static void keep(struct pending_secret *p, const uint8_t *secret, size_t len)
@@ -96,7 +103,9 @@ static int sink_set_secrets(SSL *c, OSSL_ENCRYPTION_LEVEL level, const uint8_t *
     /* A server reads 0-RTT from the ClientHello on, before it answers (as 3.5 does). */
     if (level == ssl_encryption_early_data && read != NULL)
         return yield(c, level, DIRECTION_READ);
-    return 1;
+    /* A server has sent its ServerHello: its handshake keys are due now, before it builds
+       EncryptedExtensions, as in 3.5 (ngtcp2 sets its transport parameters then). */
+    return yield_due(c);
 }
 
 /* ---- output ---- */
@@ -105,7 +114,7 @@ static int sink_set_secrets(SSL *c, OSSL_ENCRYPTION_LEVEL level, const uint8_t *
 static int sink_add_handshake_data(SSL *c, OSSL_ENCRYPTION_LEVEL level, const uint8_t *data,
                                    size_t len)
 {
-    if (!yield_due(c, level))
+    if (!yield_due(c))
         return 0;
     size_t off = 0;
     while (off < len) {
@@ -120,8 +129,8 @@ static int sink_add_handshake_data(SSL *c, OSSL_ENCRYPTION_LEVEL level, const ui
     return 1;
 }
 
-/* The end of a flight: every secret whose level has no output left below it. */
-static int sink_flush_flight(SSL *c) { return yield_due(c, ssl_encryption_application); }
+/* The end of a flight: the output is handed over, what waited on it is due. */
+static int sink_flush_flight(SSL *c) { return yield_due(c); }
 
 static int sink_send_alert(SSL *c, enum ssl_encryption_level_t level, uint8_t alert)
 {
@@ -145,7 +154,7 @@ static const SSL_QUIC_METHOD tls35_sink = {
 static int hook_pull(SSL *c)
 {
     struct tls35 *t = c->tls35;
-    if (!yield_due(c, write_cap(c)))
+    if (!yield_due(c))
         return -1;
     const unsigned char *buf = NULL;
     size_t n = 0;
@@ -176,7 +185,7 @@ static int hook_peer_tp(SSL *c, const uint8_t *params, size_t len)
     return c->tls35->got_transport_params(c, params, len, c->tls35->arg);
 }
 
-static int hook_settle(SSL *c) { return yield_due(c, write_cap(c)); }
+static int hook_settle(SSL *c) { return yield_due(c); }
 
 static const struct quic_hooks tls35_hooks = {hook_pull, hook_peer_tp, hook_settle};
 
@@ -263,7 +272,8 @@ static int local_tp_sent(const SSL *s)
         return 0;
     if (!s->server || s->phase != PHASE_HANDSHAKE)
         return 1;
-    return s->write_level >= ssl_encryption_handshake; /* EncryptedExtensions is built */
+    /* The server's output reaches the handshake level with EncryptedExtensions. */
+    return s->hs != NULL && s->hs->out_level >= ssl_encryption_handshake;
 }
 
 int SSL_set_quic_tls_transport_params(SSL *s, const unsigned char *params, size_t params_len)

@@ -332,6 +332,20 @@ static void a_server_may_set_its_parameters_inside_got_transport_params(void **s
     assert_int_equal(ERR_peek_error(), 0);
 }
 
+/* ngtcp2's ossl backend sets a server's parameters when its handshake write key is yielded:
+   3.5 yields it after sending ServerHello, before building EncryptedExtensions. */
+static void a_server_may_set_its_parameters_when_its_handshake_write_key_comes(void **state)
+{
+    struct fixture *f = *state;
+    stack35_free(&f->c);
+    stack35_free(&f->s);
+    assert_int_equal(stack35_init(&f->c, f->cctx, 0, "client-tp"), 1);
+    assert_int_equal(stack35_init(&f->s, f->sctx, 1, NULL), 1);
+    f->s.tp_in_yield = "server-tp";
+    assert_int_equal(stack35_handshake(&f->c, &f->s), 1);
+    assert_agreed(&f->c, &f->s, 32);
+}
+
 static void no_common_alpn_sends_no_application_protocol(void **state)
 {
     struct fixture *f = *state;
@@ -446,6 +460,7 @@ int main(void)
         T(resumption_with_0rtt_accepted),
         T(resumption_with_0rtt_rejected),
         T(a_server_may_set_its_parameters_inside_got_transport_params),
+        T(a_server_may_set_its_parameters_when_its_handshake_write_key_comes),
         T(no_common_alpn_sends_no_application_protocol),
         T(a_failing_yield_secret_is_an_internal_error),
         T(a_corrupt_record_is_a_decode_alert_and_no_crash),

@@ -75,6 +75,10 @@ static int yield_secret(SSL *ssl, uint32_t level, int direction, const unsigned 
     size_t at = strlen(s->yields);
     snprintf(s->yields + at, sizeof(s->yields) - at, "%s%c%u", at ? " " : "",
              direction ? 'w' : 'r', level);
+    if (direction && level == OSSL_RECORD_PROTECTION_LEVEL_HANDSHAKE && s->tp_in_yield != NULL &&
+        !SSL_set_quic_tls_transport_params(ssl, (const unsigned char *)s->tp_in_yield,
+                                           strlen(s->tp_in_yield)))
+        return 0;
     if (direction) {
         memcpy(s->write_secret[level], secret, len);
         s->write_len[level] = len;

@@ -37,6 +37,7 @@ struct stack35 {
     int fail_yield_call; /* make the n-th yield_secret return 0 (0: never) */
     int yield_calls;
     const char *tp_in_got_tp; /* server: set transport parameters inside got_transport_params */
+    const char *tp_in_yield;  /* server: ... inside yield_secret(handshake, write), as ngtcp2 */
 };
 
 extern const OSSL_DISPATCH stack35_dispatch[];
