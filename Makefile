@@ -86,6 +86,7 @@ $(BUILD)/tests/%: tests/%.c $(TEST_HELPERS) $(wildcard tests/helpers/*.h) $(BUIL
 	    $(BUILD)/libqtls.a $(QTLS_LIBS) -lcmocka $(TEST_LIBS_$*)
 
 TEST_LIBS_test_gnutls = -lgnutls
+TEST_LIBS_test_quic_tls35_gnutls = -lgnutls
 
 # test_coexist links libqtls.so (libqtls.so.0 through its rpath), not libqtls.a: it tests how
 # the dynamic linker binds libqtls's symbols beside the system's libssl.so.3, which it dlopens.
@@ -96,6 +97,8 @@ $(BUILD)/tests/test_coexist: tests/test_coexist.c $(TEST_HELPERS) $(wildcard tes
 
 # test_macros compiles as a consumer does: the compat directory first on the include path.
 TEST_CPPFLAGS_test_macros = -Iinclude/compat
+# test_quic_tls35_compat likewise: an OpenSSL 3.5 QUIC API program, OpenSSL headers only.
+TEST_CPPFLAGS_test_quic_tls35_compat = -Iinclude/compat
 
 # ngtcp2 crypto backend (src/ngtcp2/, include/qtls/ngtcp2_crypto_qtls.h): libqtls_ngtcp2, a
 # library of its own beside libqtls. It implements ngtcp2_crypto.h (shipped by
@@ -283,7 +286,8 @@ install: all
 	install -m 644 $(BUILD)/libqtls.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libqtls.so $(DESTDIR)$(PREFIX)/lib/libqtls.so.0
 	ln -sf libqtls.so.0 $(DESTDIR)$(PREFIX)/lib/libqtls.so
-	install -m 644 include/qtls/quic.h include/qtls/quic_crypto.h $(DESTDIR)$(PREFIX)/include/qtls/
+	install -m 644 include/qtls/quic.h include/qtls/quic_crypto.h include/qtls/quic_tls35.h \
+	    include/qtls/quic_tls35_dispatch.h $(DESTDIR)$(PREFIX)/include/qtls/
 	install -m 644 include/compat/openssl/*.h $(DESTDIR)$(PREFIX)/include/qtls/compat/openssl/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@COMP_REQUIRES@|$(COMP_REQUIRES)|' qtls.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/qtls.pc

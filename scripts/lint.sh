@@ -30,7 +30,7 @@ LAYERS='
 10 messages    msg nst
 11 states      client server
 12 driver      handshake
-13 api         ssl ctx compat_tcp conf
+13 api         ssl ctx compat_tcp conf quic_tls35
 '
 # A new src/*.c must be placed here (lint names it otherwise).
 # Known upward calls, each to be removed by the work named (none left; do not add one):

@@ -149,9 +149,16 @@ int SSL_get_fd(const SSL *s) { return SSL_get_rfd(s); }
 /* Stream I/O: QUIC streams carry the application data               */
 /* ------------------------------------------------------------------ */
 
-int SSL_read(SSL *s, void *buf, int num) { return no_record_layer(s, "SSL_read") - 1; }
+/* OpenSSL 3.5's QUIC API reads post-handshake CRYPTO data through SSL_read (quic_tls35.c). */
+int SSL_read(SSL *s, void *buf, int num)
+{
+    return s->tls35 != NULL ? tls35_read(s) : no_record_layer(s, "SSL_read") - 1;
+}
 
-int SSL_peek(SSL *s, void *buf, int num) { return no_record_layer(s, "SSL_peek") - 1; }
+int SSL_peek(SSL *s, void *buf, int num)
+{
+    return s->tls35 != NULL ? tls35_read(s) : no_record_layer(s, "SSL_peek") - 1;
+}
 
 int SSL_write(SSL *s, const void *buf, int num) { return no_record_layer(s, "SSL_write") - 1; }
 
@@ -159,6 +166,8 @@ int SSL_read_ex(SSL *s, void *buf, size_t num, size_t *readbytes)
 {
     if (readbytes != NULL)
         *readbytes = 0;
+    if (s->tls35 != NULL)
+        return tls35_read(s) > 0;
     return no_record_layer(s, "SSL_read_ex");
 }
 
@@ -166,6 +175,8 @@ int SSL_peek_ex(SSL *s, void *buf, size_t num, size_t *readbytes)
 {
     if (readbytes != NULL)
         *readbytes = 0;
+    if (s->tls35 != NULL)
+        return tls35_read(s) > 0;
     return no_record_layer(s, "SSL_peek_ex");
 }
 

@@ -166,7 +166,10 @@ static const ERR_STRING_DATA reasons[] = {
     R(SSL_R_WRONG_ENCRYPTION_LEVEL_RECEIVED, "wrong encryption level received"),
     R(SSL_R_MISSING_QUIC_TRANSPORT_PARAMETERS_EXTENSION,
       "missing quic transport parameters extension"),
+    /* OpenSSL 3.5's SSL_set_quic_tls_cbs (include/qtls/quic_tls35.h) */
+    R(SSL_R_MISSING_QUIC_TLS_FUNCTIONS, "missing quic tls functions"),
     /* qtls's own (internal.h) */
+    R(QTLS_R_QUIC_API_MIXED, "quictls and openssl 3.5 quic apis mixed on one connection"),
     R(QTLS_R_DUPLICATE_EXTENSION, "duplicate extension"),
     R(QTLS_R_UNEXPECTED_EXTENSION, "unexpected extension"),
     R(QTLS_R_KEY_UPDATE_NOT_ALLOWED, "key update not allowed in quic"),

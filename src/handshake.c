@@ -98,6 +98,9 @@ int SSL_do_handshake(SSL *s)
         return -1;
     }
     int ret = drive_handshake(s);
+    /* The 3.5 API's secrets that became due in this call (quic_tls35.c). */
+    if (s->phase != PHASE_FAILED && s->quic_hooks != NULL && !s->quic_hooks->settle(s))
+        ret = fail_handshake(s);
     quic_release_consumed(s);
     /* OpenSSL's state machine reports every exit, want-read included. */
     cb_info(s, s->server ? SSL_CB_ACCEPT_EXIT : SSL_CB_CONNECT_EXIT, ret);
@@ -175,6 +178,13 @@ int SSL_process_quic_post_handshake(SSL *ssl)
         ERR_raise(ERR_LIB_SSL, ERR_R_SHOULD_NOT_HAVE_BEEN_CALLED);
         return 0;
     }
+    if (ssl->tls35 != NULL) /* its stack calls SSL_read instead */
+        return quic_api_mixed("SSL_process_quic_post_handshake");
+    return hs_process_post_handshake(ssl);
+}
+
+int hs_process_post_handshake(SSL *ssl)
+{
     struct rd m, body;
     uint8_t type;
     /* Every whole message queued, not just one (quictls/openssl#7). */

@@ -19,6 +19,7 @@
 
 #include "bytes.h"
 #include "qtls/quic.h"
+#include "qtls/quic_tls35.h"
 
 /* ------------------------------------------------------------------ */
 /* Errors (err.c)                                                      */
@@ -48,6 +49,7 @@
 #define QTLS_R_OCSP_CB_ERROR 925    /* ocsp.c: a status callback said no, after OpenSSL's reason */
 #define QTLS_R_CUSTOM_EXT_HANDLED_INTERNALLY 940 /* custom_ext.c: qtls handles that extension */
 #define QTLS_R_CUSTOM_EXT_DUPLICATE 941          /* custom_ext.c: the type is already added */
+#define QTLS_R_QUIC_API_MIXED 950 /* quic_tls35.c: quictls and OpenSSL 3.5 QUIC APIs on one SSL */
 
 /* Registers the reason strings once (called from OPENSSL_init_ssl). */
 void err_load_strings(void);
@@ -547,6 +549,21 @@ enum conn_phase { PHASE_BEFORE, PHASE_HANDSHAKE, PHASE_DONE, PHASE_FAILED };
 /* Handshake-only state (struct hs, below) is freed when the handshake ends. */
 struct hs;
 
+/*
+ * How the glue reaches a front door other than SSL_QUIC_METHOD (quic_tls35.c: OpenSSL 3.5's
+ * third-party QUIC API). Function pointers, so that the glue calls no layer above it.
+ */
+struct quic_hooks {
+    /* More CRYPTO data at c->read_level into the input buffer: 1 some, 0 none yet, -1 failed
+       (alert recorded). */
+    int (*pull)(SSL *c);
+    /* The peer's transport parameters were kept (quic_take_peer_tp): 1 go on, 0 failed. */
+    int (*peer_tp)(SSL *c, const uint8_t *params, size_t len);
+    /* The end of each SSL_do_handshake: hands over what is due (secrets): 1, or 0 failed. */
+    int (*settle)(SSL *c);
+};
+struct tls35;
+
 struct ssl_st {
     int references;
     SSL_CTX *ctx;
@@ -584,6 +601,8 @@ struct ssl_st {
     struct wr in[4];    /* bytes received per level ... */
     size_t in_off[4];   /* ... of which this many are consumed (compacted on the next input) */
     int early_data_enabled;       /* SSL_set_quic_early_data_enabled */
+    struct tls35 *tls35;          /* quic_tls35.c: the OpenSSL 3.5 API in use, else NULL */
+    const struct quic_hooks *quic_hooks; /* set with tls35 */
     uint8_t *early_data_context;  /* SSL_set_quic_early_data_context */
     size_t early_data_context_len;
 
@@ -753,6 +772,13 @@ QTLS_MUST_CHECK int quic_set_levels(SSL *c, OSSL_ENCRYPTION_LEVEL read,
 void quic_free_buffers(SSL *c);
 /* Frees the input buffers of levels with nothing left unread (between API calls only). */
 void quic_release_consumed(SSL *c);
+/* SSL_provide_quic_data without the front-door checks (the 3.5 API's pull uses it). */
+QTLS_MUST_CHECK int quic_buffer_input(SSL *ssl, OSSL_ENCRYPTION_LEVEL level, const uint8_t *data,
+                                      size_t len);
+/* SSL_set_quic_transport_params without the front-door checks: copies; NULL/0 clears. */
+QTLS_MUST_CHECK int quic_set_local_tp(SSL *ssl, const uint8_t *params, size_t len);
+/* Raises QTLS_R_QUIC_API_MIXED naming the function called; returns 0. */
+int quic_api_mixed(const char *function);
 
 /* ------------------------------------------------------------------ */
 /* Handshake (handshake.c, msg.c, client.c, server.c, extensions.c)    */
@@ -979,6 +1005,14 @@ enum {
 QTLS_MUST_CHECK int hs_start(SSL *c);
 /* Frees handshake-only state, wiping secrets. */
 void hs_free(SSL *c);
+/* SSL_process_quic_post_handshake without the front-door checks: 1, or 0 failed (alert sent). */
+QTLS_MUST_CHECK int hs_process_post_handshake(SSL *ssl);
+
+/* quic_tls35.c: OpenSSL 3.5's third-party QUIC API over the same engine. */
+/* SSL_read and friends on a 3.5-API connection: drives the handshake or reads post-handshake
+   messages; always <= 0 (SSL_get_error: SSL_ERROR_WANT_READ when all was processed). */
+int tls35_read(SSL *s);
+void tls35_free(SSL *s);
 
 /* msg.c: message framing on top of the QUIC glue. */
 /* Opens a message of `type` at `level` in hs->out; returns the body start for msg_end. */

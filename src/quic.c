@@ -23,6 +23,8 @@ int SSL_CTX_set_quic_method(SSL_CTX *ctx, const SSL_QUIC_METHOD *quic_method)
 
 int SSL_set_quic_method(SSL *ssl, const SSL_QUIC_METHOD *quic_method)
 {
+    if (ssl->tls35 != NULL)
+        return quic_api_mixed("SSL_set_quic_method");
     if (ssl->method->version != TLS_ANY_VERSION) {
         ERR_raise(ERR_LIB_SSL, ERR_R_PASSED_INVALID_ARGUMENT);
         return 0;
@@ -32,11 +34,27 @@ int SSL_set_quic_method(SSL *ssl, const SSL_QUIC_METHOD *quic_method)
     return 1;
 }
 
-int SSL_is_quic(const SSL *ssl) { return ssl->quic_method != NULL; }
+/* OpenSSL 3.5 answers 0 for a TLS object driven by SSL_set_quic_tls_cbs: so does qtls. */
+int SSL_is_quic(const SSL *ssl) { return ssl->quic_method != NULL && ssl->tls35 == NULL; }
+
+/* One SSL speaks one front door: quictls's or OpenSSL 3.5's (quic_tls35.c). */
+int quic_api_mixed(const char *function)
+{
+    ERR_raise(ERR_LIB_SSL, QTLS_R_QUIC_API_MIXED);
+    ERR_add_error_data(2, function, ": this SSL already uses the other QUIC API");
+    return 0;
+}
 
 /* ---- transport parameters (RFC 9001 §8.2) ---- */
 
 int SSL_set_quic_transport_params(SSL *ssl, const uint8_t *params, size_t params_len)
+{
+    if (ssl->tls35 != NULL)
+        return quic_api_mixed("SSL_set_quic_transport_params");
+    return quic_set_local_tp(ssl, params, params_len);
+}
+
+int quic_set_local_tp(SSL *ssl, const uint8_t *params, size_t params_len)
 {
     uint8_t *copy = NULL;
     if (params != NULL && params_len > 0) {
@@ -96,6 +114,8 @@ int quic_take_peer_tp(SSL *c, const struct rd *v1_body, const struct rd *draft_b
     c->peer_tp_len = body->n;
     c->peer_tp_version = use_draft ? TLSEXT_TYPE_quic_transport_parameters_draft
                                    : TLSEXT_TYPE_quic_transport_parameters;
+    if (c->quic_hooks != NULL && !c->quic_hooks->peer_tp(c, c->peer_tp, c->peer_tp_len))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, QTLS_R_QUIC_CALLBACK_FAILED);
     if (c->server && c->hs != NULL) {
         c->hs->tp_codepoint_reply = 0;
         if (v1 && c->quic_tp_version != TLSEXT_TYPE_quic_transport_parameters_draft)
@@ -170,6 +190,13 @@ int SSL_provide_quic_data(SSL *ssl, OSSL_ENCRYPTION_LEVEL level, const uint8_t *
         ERR_raise(ERR_LIB_SSL, ERR_R_SHOULD_NOT_HAVE_BEEN_CALLED);
         return 0;
     }
+    if (ssl->tls35 != NULL) /* its stack hands CRYPTO data over through crypto_recv_rcd */
+        return quic_api_mixed("SSL_provide_quic_data");
+    return quic_buffer_input(ssl, level, data, len);
+}
+
+int quic_buffer_input(SSL *ssl, OSSL_ENCRYPTION_LEVEL level, const uint8_t *data, size_t len)
+{
     if (!level_valid(level) || level < ssl->read_level || level < ssl->last_provided_level) {
         ERR_raise(ERR_LIB_SSL, SSL_R_WRONG_ENCRYPTION_LEVEL_RECEIVED);
         return 0;
@@ -202,7 +229,8 @@ int SSL_provide_quic_data(SSL *ssl, OSSL_ENCRYPTION_LEVEL level, const uint8_t *
     return 1;
 }
 
-int quic_peek_message(SSL *c, struct rd *msg)
+/* The next whole message at the read level: 1 if buffered, 0 if not yet, -1 if it never can be. */
+static int whole_message(SSL *c, struct rd *msg)
 {
     struct rd all = pending_input(c, c->read_level), r = all, body;
     uint8_t type;
@@ -219,6 +247,25 @@ int quic_peek_message(SSL *c, struct rd *msg)
         qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_EXCESSIVE_MESSAGE_SIZE);
         return -1;
     }
+    return 0;
+}
+
+int quic_peek_message(SSL *c, struct rd *msg)
+{
+    /* A stack that is asked for data (the 3.5 API) is asked until a message is whole. */
+    for (;;) {
+        int whole = whole_message(c, msg);
+        if (whole != 0)
+            return whole;
+        if (c->quic_hooks == NULL)
+            break;
+        int got = c->quic_hooks->pull(c);
+        if (got < 0)
+            return -1;
+        if (got == 0)
+            break;
+    }
+    struct rd all = pending_input(c, c->read_level);
     /* Nothing whole at the read level: bytes at a later level came too early. */
     if (rd_empty(&all)) {
         for (int l = c->read_level + 1; l <= ssl_encryption_application; l++) {
@@ -316,8 +363,8 @@ void quic_send_pending_alert(SSL *c)
 
 void SSL_set_quic_early_data_enabled(SSL *ssl, int enabled)
 {
-    /* quictls: only meaningful before the handshake starts */
-    if (ssl->quic_method == NULL || ssl->phase != PHASE_BEFORE)
+    /* quictls: only meaningful before the handshake starts; 3.5: its own function */
+    if (ssl->quic_method == NULL || ssl->tls35 != NULL || ssl->phase != PHASE_BEFORE)
         return;
     ssl->early_data_enabled = enabled != 0;
 }

@@ -106,6 +106,7 @@ void SSL_free(SSL *s)
     /* ex_data first: free callbacks may still look at the connection. */
     CRYPTO_free_ex_data(CRYPTO_EX_INDEX_SSL, s, &s->ex_data);
     hs_free(s);
+    tls35_free(s);
     quic_free_buffers(s);
     compat_free_bios(s);
     SSL_SESSION_free(s->session);

@@ -8,4 +8,8 @@
 #include_next <openssl/sslerr.h>
 #define SSL_R_WRONG_ENCRYPTION_LEVEL_RECEIVED 800
 #define SSL_R_MISSING_QUIC_TRANSPORT_PARAMETERS_EXTENSION 801
+/* OpenSSL 3.5's, token for token as in qtls/quic_tls35.h */
+#ifndef SSL_R_MISSING_QUIC_TLS_FUNCTIONS
+#define SSL_R_MISSING_QUIC_TLS_FUNCTIONS 423
+#endif
 #endif

@@ -1,0 +1,279 @@
+/*
+ * A qtls connection driven through OpenSSL 3.5's QUIC API (tests/helpers/stack35.c) against
+ * GnuTLS 3.7's QUIC mode, an independent TLS 1.3, in both roles and with each suite: both
+ * complete, the secrets agree crosswise per level (qtls's yield_secret against GnuTLS's secret
+ * function), and the transport parameters cross. The GnuTLS side is set up as in
+ * tests/test_gnutls.c (ngtcp2's GnuTLS backend's way), reduced to a full handshake.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <gnutls/gnutls.h>
+#include <openssl/err.h>
+
+#include "mock_quic.h"
+#include "stack35.h"
+
+static const uint8_t gnutls_tp[] = "GnuTLS transport parameters";
+
+struct gt {
+    gnutls_session_t session;
+    gnutls_certificate_credentials_t cred;
+    uint8_t *out[4];
+    size_t out_len[4];
+    uint8_t read_secret[4][64], write_secret[4][64];
+    size_t read_len[4], write_len[4];
+    uint8_t peer_tp[256];
+    size_t peer_tp_len;
+    int alerts, done;
+};
+
+static int gt_secret(gnutls_session_t session, gnutls_record_encryption_level_t level,
+                     const void *read_secret, const void *write_secret, size_t len)
+{
+    struct gt *g = gnutls_session_get_ptr(session);
+    if ((unsigned)level >= 4 || len > 64)
+        return -1;
+    if (read_secret != NULL) {
+        memcpy(g->read_secret[level], read_secret, len);
+        g->read_len[level] = len;
+    }
+    if (write_secret != NULL) {
+        memcpy(g->write_secret[level], write_secret, len);
+        g->write_len[level] = len;
+    }
+    return 0;
+}
+
+static int gt_out(gnutls_session_t session, gnutls_record_encryption_level_t level,
+                  gnutls_handshake_description_t htype, const void *data, size_t len)
+{
+    struct gt *g = gnutls_session_get_ptr(session);
+    if (htype == GNUTLS_HANDSHAKE_CHANGE_CIPHER_SPEC)
+        return 0;
+    if ((unsigned)level >= 4)
+        return -1;
+    uint8_t *nb = realloc(g->out[level], g->out_len[level] + len);
+    if (nb == NULL)
+        return -1;
+    memcpy(nb + g->out_len[level], data, len);
+    g->out[level] = nb;
+    g->out_len[level] += len;
+    return 0;
+}
+
+static int gt_alert(gnutls_session_t session, gnutls_record_encryption_level_t level,
+                    gnutls_alert_level_t alert_level, gnutls_alert_description_t desc)
+{
+    struct gt *g = gnutls_session_get_ptr(session);
+    g->alerts++;
+    return 0;
+}
+
+static int gt_tp_recv(gnutls_session_t session, const unsigned char *data, size_t len)
+{
+    struct gt *g = gnutls_session_get_ptr(session);
+    if (len > sizeof(g->peer_tp))
+        return GNUTLS_E_RECEIVED_ILLEGAL_PARAMETER;
+    memcpy(g->peer_tp, data, len);
+    g->peer_tp_len = len;
+    return 0;
+}
+
+static int gt_tp_send(gnutls_session_t session, gnutls_buffer_t extdata)
+{
+    int r = gnutls_buffer_append_data(extdata, gnutls_tp, sizeof(gnutls_tp));
+    return r < 0 ? r : (int)sizeof(gnutls_tp);
+}
+
+/* No TLS record is ever read or written: QUIC carries the handshake. */
+static ssize_t gt_pull(gnutls_transport_ptr_t ptr, void *buf, size_t len)
+{
+    struct gt *g = ptr;
+    gnutls_transport_set_errno(g->session, EAGAIN);
+    return -1;
+}
+
+static ssize_t gt_push(gnutls_transport_ptr_t ptr, const void *buf, size_t len)
+{
+    struct gt *g = ptr;
+    gnutls_transport_set_errno(g->session, EIO);
+    return -1;
+}
+
+static int gt_init(struct gt *g, int server, const char *cipher)
+{
+    memset(g, 0, sizeof(*g));
+    if (gnutls_init(&g->session, server ? GNUTLS_SERVER : GNUTLS_CLIENT) < 0)
+        return 0;
+    gnutls_session_set_ptr(g->session, g);
+    char prio[200];
+    snprintf(prio, sizeof(prio),
+             "NORMAL:-VERS-ALL:+VERS-TLS1.3:%%DISABLE_TLS13_COMPAT_MODE:-CIPHER-ALL:+%s", cipher);
+    if (gnutls_priority_set_direct(g->session, prio, NULL) < 0)
+        return 0;
+    gnutls_transport_set_ptr(g->session, g);
+    gnutls_transport_set_pull_function(g->session, gt_pull);
+    gnutls_transport_set_push_function(g->session, gt_push);
+    gnutls_handshake_set_secret_function(g->session, gt_secret);
+    gnutls_handshake_set_read_function(g->session, gt_out);
+    gnutls_alert_set_read_function(g->session, gt_alert);
+    if (gnutls_session_ext_register(g->session, "QUIC Transport Parameters",
+                                    TLSEXT_TYPE_quic_transport_parameters, GNUTLS_EXT_TLS,
+                                    gt_tp_recv, gt_tp_send, NULL, NULL, NULL,
+                                    GNUTLS_EXT_FLAG_TLS | GNUTLS_EXT_FLAG_CLIENT_HELLO |
+                                        GNUTLS_EXT_FLAG_EE) < 0)
+        return 0;
+    gnutls_datum_t h3 = {(unsigned char *)"h3", 2};
+    if (gnutls_alpn_set_protocols(g->session, &h3, 1, GNUTLS_ALPN_MANDATORY) < 0 ||
+        gnutls_certificate_allocate_credentials(&g->cred) < 0)
+        return 0;
+    if (server) {
+        if (gnutls_certificate_set_x509_key_file(g->cred, mock_cert_path("ecdsa256.pem"),
+                                                 mock_cert_path("ecdsa256.key"),
+                                                 GNUTLS_X509_FMT_PEM) < 0)
+            return 0;
+    } else {
+        if (gnutls_certificate_set_x509_trust_file(g->cred, mock_cert_path("ca.pem"),
+                                                   GNUTLS_X509_FMT_PEM) <= 0 ||
+            gnutls_server_name_set(g->session, GNUTLS_NAME_DNS, "localhost", 9) < 0)
+            return 0;
+        gnutls_session_set_verify_cert(g->session, "localhost", 0);
+    }
+    return gnutls_credentials_set(g->session, GNUTLS_CRD_CERTIFICATE, g->cred) >= 0;
+}
+
+static void gt_free(struct gt *g)
+{
+    gnutls_deinit(g->session);
+    gnutls_certificate_free_credentials(g->cred);
+    for (int l = 0; l < 4; l++)
+        free(g->out[l]);
+}
+
+/* GnuTLS's output to the 3.5 stack's input, as CRYPTO frames would carry it. */
+static int gt_to_stack35(struct gt *g, struct stack35 *s)
+{
+    for (int l = 0; l < 4; l++) {
+        if (g->out_len[l] == 0)
+            continue;
+        uint8_t *nb = realloc(s->in[l], s->in_len[l] + g->out_len[l]);
+        if (nb == NULL)
+            return 0;
+        memcpy(nb + s->in_len[l], g->out[l], g->out_len[l]);
+        s->in[l] = nb;
+        s->in_len[l] += g->out_len[l];
+        free(g->out[l]);
+        g->out[l] = NULL;
+        g->out_len[l] = 0;
+    }
+    return 1;
+}
+
+static int gt_step(struct gt *g);
+
+/* The 3.5 stack's output to GnuTLS: gnutls_handshake_write, then gnutls_handshake, per level
+   (ngtcp2's way: GnuTLS takes a level's data only once it has processed the level before). */
+static int stack35_to_gt(struct stack35 *s, struct gt *g)
+{
+    for (int l = 0; l < 4; l++) {
+        if (s->out_len[l] > 0 &&
+            (gnutls_handshake_write(g->session, (gnutls_record_encryption_level_t)l, s->out[l],
+                                    s->out_len[l]) < 0 ||
+             !gt_step(g)))
+            return 0;
+        free(s->out[l]);
+        s->out[l] = NULL;
+        s->out_len[l] = 0;
+    }
+    return 1;
+}
+
+static int gt_step(struct gt *g)
+{
+    if (g->done)
+        return 1;
+    int r = gnutls_handshake(g->session);
+    if (r == 0)
+        g->done = 1;
+    return r == 0 || r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED ? 1 : 0;
+}
+
+static int run(struct stack35 *s, struct gt *g, int qtls_is_client)
+{
+    for (int round = 0; round < 16; round++) {
+        if (qtls_is_client) {
+            if (stack35_step(s) < 0 || !stack35_to_gt(s, g) || !gt_to_stack35(g, s))
+                return 0;
+        } else {
+            if ((round == 0 && !gt_step(g)) || !gt_to_stack35(g, s) || stack35_step(s) < 0 ||
+                !stack35_to_gt(s, g))
+                return 0;
+        }
+        if (g->done && SSL_is_init_finished(s->ssl) && stack35_step(s) == 1)
+            return 1;
+    }
+    return 0;
+}
+
+static void crosses_with_gnutls(int qtls_is_client)
+{
+    static const struct {
+        const char *openssl, *gnutls;
+        size_t len;
+    } suites[] = {{"TLS_AES_128_GCM_SHA256", "AES-128-GCM", 32},
+                  {"TLS_AES_256_GCM_SHA384", "AES-256-GCM", 48},
+                  {"TLS_CHACHA20_POLY1305_SHA256", "CHACHA20-POLY1305", 32}};
+    for (size_t i = 0; i < 3; i++) {
+        SSL_CTX *ctx = qtls_is_client ? stack35_client_ctx() : stack35_server_ctx("ecdsa256");
+        assert_non_null(ctx);
+        assert_int_equal(SSL_CTX_set_ciphersuites(ctx, suites[i].openssl), 1);
+        struct stack35 s;
+        struct gt g;
+        assert_int_equal(stack35_init(&s, ctx, !qtls_is_client, "qtls-tp"), 1);
+        if (qtls_is_client)
+            assert_int_equal(SSL_set_tlsext_host_name(s.ssl, "localhost"), 1);
+        s.record_max = 1; /* one byte a record */
+        assert_int_equal(gt_init(&g, qtls_is_client, suites[i].gnutls), 1);
+        assert_int_equal(run(&s, &g, qtls_is_client), 1);
+        for (int l = 2; l <= 3; l++) {
+            assert_int_equal(s.write_len[l], suites[i].len);
+            assert_int_equal(g.read_len[l], suites[i].len);
+            assert_memory_equal(s.write_secret[l], g.read_secret[l], suites[i].len);
+            assert_int_equal(s.read_len[l], suites[i].len);
+            assert_memory_equal(s.read_secret[l], g.write_secret[l], suites[i].len);
+        }
+        assert_int_equal(s.peer_tp_len, sizeof(gnutls_tp));
+        assert_memory_equal(s.peer_tp, gnutls_tp, sizeof(gnutls_tp));
+        assert_int_equal(g.peer_tp_len, 7);
+        assert_memory_equal(g.peer_tp, "qtls-tp", 7);
+        assert_int_equal(s.release_errors + s.alerts + g.alerts, 0);
+        gt_free(&g);
+        stack35_free(&s);
+        SSL_CTX_free(ctx);
+    }
+}
+
+static void a_35_client_with_a_gnutls_server(void **state) { crosses_with_gnutls(1); }
+
+static void a_35_server_with_a_gnutls_client(void **state) { crosses_with_gnutls(0); }
+
+int main(void)
+{
+    if (gnutls_global_init() < 0)
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_35_client_with_a_gnutls_server),
+        cmocka_unit_test(a_35_server_with_a_gnutls_client),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    gnutls_global_deinit();
+    return failed;
+}
