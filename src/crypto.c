@@ -243,13 +243,17 @@ int crypto_hash_restart(EVP_MD_CTX *m, enum qtls_hash h)
     return 1;
 }
 
-int crypto_hash_peek(const EVP_MD_CTX *m, const uint8_t *extra, size_t extra_len, uint8_t *out)
+int crypto_hash_peek(const EVP_MD_CTX *m, EVP_MD_CTX **scratch, const uint8_t *extra,
+                     size_t extra_len, uint8_t *out)
 {
-    EVP_MD_CTX *copy = EVP_MD_CTX_new();
+    EVP_MD_CTX *copy = scratch != NULL && *scratch != NULL ? *scratch : EVP_MD_CTX_new();
     int ok = copy != NULL && EVP_MD_CTX_copy_ex(copy, m) &&
              (extra_len == 0 || EVP_DigestUpdate(copy, extra, extra_len)) &&
              EVP_DigestFinal_ex(copy, out, NULL);
-    EVP_MD_CTX_free(copy);
+    if (scratch != NULL)
+        *scratch = copy; /* Final leaves no state of the transcript behind to wipe */
+    else
+        EVP_MD_CTX_free(copy);
     if (!ok)
         ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
     return ok;

@@ -142,9 +142,12 @@ const EVP_MD *crypto_md(enum qtls_hash h);
 EVP_MD_CTX *crypto_hash_new(enum qtls_hash h);
 QTLS_MUST_CHECK int crypto_hash_update(EVP_MD_CTX *m, const uint8_t *p, size_t n);
 QTLS_MUST_CHECK int crypto_hash_restart(EVP_MD_CTX *m, enum qtls_hash h);
-/* Hash of what m has seen, then `extra`; m keeps running as it was. */
-QTLS_MUST_CHECK int crypto_hash_peek(const EVP_MD_CTX *m, const uint8_t *extra, size_t extra_len,
-                                     uint8_t *out);
+/*
+ * Hash of what m has seen, then `extra`; m keeps running as it was. *scratch, if given, is a
+ * context kept for the next peek (made here when NULL; crypto_hash_free frees it).
+ */
+QTLS_MUST_CHECK int crypto_hash_peek(const EVP_MD_CTX *m, EVP_MD_CTX **scratch,
+                                     const uint8_t *extra, size_t extra_len, uint8_t *out);
 void crypto_hash_free(EVP_MD_CTX *m);
 /* qtls's ticket AEAD (AES-256-GCM, aad = key name): 1, 0 bad tag on opening, -1 error. */
 int crypto_ticket_gcm(int enc, const uint8_t key[32], const uint8_t *aad, size_t aad_len,
@@ -263,7 +266,8 @@ QTLS_MUST_CHECK int ks_psk_binder(enum qtls_hash h, const struct secret *early,
  */
 struct transcript {
     enum qtls_hash hash;
-    EVP_MD_CTX *md; /* NULL until the hash is set */
+    EVP_MD_CTX *md;      /* NULL until the hash is set */
+    EVP_MD_CTX *scratch; /* reused by every read of the hash: one allocation less each */
     struct wr pending;
 };
 void transcript_init(struct transcript *t);

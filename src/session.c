@@ -474,9 +474,9 @@ static void wr_vec(struct wr *w, unsigned len_bytes, const void *p, size_t n)
 static void wr_peer(struct wr *w, const SSL_SESSION *s)
 {
     size_t at = wr_open_vec(w, 3);
-    X509 *peer = s->peer;
+    X509 *peer = s->peer_der_len > 0 ? NULL : s->peer; /* without DER, peer never changes */
     if (s->peer_der_len > 0) {
-        wr_bytes(w, s->peer_der, s->peer_der_len);
+        wr_bytes(w, s->peer_der, s->peer_der_len); /* the bytes kept, never re-encoded */
     } else if (peer != NULL) {
         int n = i2d_X509(peer, NULL);
         uint8_t *p = n > 0 ? wr_reserve(w, (size_t)n) : NULL;

@@ -800,6 +800,33 @@ static void client_certificate_is_verified_by_the_server(void **state)
     assert_int_equal(SSL_get_verify_result(f->p.server.ssl), X509_V_OK);
 }
 
+/* A resumed server's client certificate is the ticket's, decoded when asked for (session.c). */
+static void resumed_server_gets_the_client_certificate_of_the_ticket(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(SSL_CTX_load_verify_locations(f->sctx, mock_cert_path("ca.pem"), NULL), 1);
+    SSL_CTX_set_verify(f->sctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    assert_int_equal(SSL_CTX_use_certificate_chain_file(f->cctx, mock_cert_path("client.pem")), 1);
+    assert_int_equal(
+        SSL_CTX_use_PrivateKey_file(f->cctx, mock_cert_path("client.key"), SSL_FILETYPE_PEM), 1);
+    SSL_SESSION *s = first_handshake(f);
+    X509 *want = X509_dup(SSL_CTX_get0_certificate(f->cctx));
+    assert_non_null(want);
+    assert_true(resume(f, s, 0));
+    SSL *server = f->p.server.ssl;
+    assert_int_equal(SSL_session_reused(server), 1);
+    assert_non_null(server->peer_session); /* not decoded by the handshake */
+    assert_null(server->peer_cert);
+    X509 *got = SSL_get1_peer_certificate(server);
+    assert_non_null(got);
+    assert_int_equal(X509_cmp(got, want), 0);
+    assert_null(server->peer_session);
+    assert_int_equal(sk_X509_num(SSL_get_peer_cert_chain(server)), 0); /* server view: no leaf */
+    assert_int_equal(SSL_get_verify_result(server), X509_V_OK);
+    X509_free(got);
+    X509_free(want);
+}
+
 static void missing_client_certificate_is_certificate_required(void **state)
 {
     struct fixture *f = *state;
@@ -881,6 +908,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(oversized_ticket_is_not_sent, setup, teardown),
         cmocka_unit_test_setup_teardown(client_certificate_is_verified_by_the_server, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(resumed_server_gets_the_client_certificate_of_the_ticket,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(missing_client_certificate_is_certificate_required, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(optional_client_certificate_may_be_absent, setup,
