@@ -45,8 +45,12 @@ COMP_CPPFLAGS   := $(COMP_DEFS) $(if $(COMP_FOUND),$(shell pkg-config --cflags-o
     $(foreach a,$(COMP_FOUND),$(COMP_PKGS_$(a)))))
 COMP_REQUIRES   := $(foreach a,$(COMP_FOUND),$(COMP_PKGS_$(a)))
 COMP_STAMP       = $(BUILD)/obj/compress.flags
-$(shell mkdir -p $(BUILD)/obj && (echo '$(COMP_DEFS)' | cmp -s - $(COMP_STAMP) || \
-    echo '$(COMP_DEFS)' > $(COMP_STAMP)))
+# Run on every make, rewritten only when the choice changed (nothing is written while the
+# Makefile is read: a make that stops for missing packages leaves no build directory).
+$(COMP_STAMP): FORCE | $(BUILD)/obj
+	@echo '$(COMP_DEFS)' | cmp -s - $@ || echo '$(COMP_DEFS)' > $@
+.PHONY: FORCE
+FORCE:
 .DEFAULT_GOAL := all
 $(BUILD)/obj/compress.o: CPPFLAGS += $(COMP_CPPFLAGS)
 $(BUILD)/obj/compress.o: $(COMP_STAMP)
