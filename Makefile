@@ -332,7 +332,8 @@ bogo:
 
 .PHONY: bogo-run
 bogo-run: $(BUILD)/libqtls.a
-	@QTLS_BOGO_LIB=$(CURDIR)/$(BUILD)/libqtls.a BOGO_CFLAGS="$(OPT)" tests/bogo/run.sh
+	@QTLS_BOGO_LIB=$(CURDIR)/$(BUILD)/libqtls.a QTLS_BOGO_LIBS="$(QTLS_LIBS)" BOGO_CFLAGS="$(OPT)" \
+	    tests/bogo/run.sh
 
 # Handshake benchmark (bench/README.md): OpenSSL 3.0 libssl, GnuTLS 3.7 in QUIC mode and
 # qtls, same configuration, interleaved rounds, one program per library (libssl and libqtls

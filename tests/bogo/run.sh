@@ -41,7 +41,9 @@ RUNNER_DIR=$(find "$OUT/src" -mindepth 3 -maxdepth 5 -type d -path '*/ssl/test/r
 
 # --- the shim ---------------------------------------------------------------
 [ -f "$LIB" ] || { echo "bogo: $LIB not built (run make first)" >&2; exit 1; }
-LIBCRYPTO=$(pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)
+# What a program linking the archive needs beside it (libcrypto, the compression libraries): the
+# Makefile passes its QTLS_LIBS.
+LIBCRYPTO=${QTLS_BOGO_LIBS:-$(pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)}
 # --whole-archive: the shim looks session functions up weakly, and a weak
 # reference alone would not pull their object file out of the archive.
 ${CC:-cc} -std=c11 ${BOGO_CFLAGS:--O1 -g} -Wall -Wextra -Wno-unused-parameter \
