@@ -571,6 +571,11 @@ X509 *cert_decode(SSL_CTX *ctx, const uint8_t *der, size_t len)
         X509_free(x);
         return NULL;
     }
+    /* Fill the extension cache before other threads can see x (see ctx.c's
+       store_fill_extension_caches): libcrypto's lazy fill races between verifiers. */
+    ERR_set_mark(); /* an invalid extension is verification's error to report */
+    (void)X509_check_purpose(x, -1, 0);
+    ERR_pop_to_mark();
     if (cache != NULL)
         cache_insert(cache, der, len, x);
     return x;

@@ -376,9 +376,32 @@ void SSL_CTX_set1_cert_store(SSL_CTX *ctx, X509_STORE *store)
     SSL_CTX_set_cert_store(ctx, store);
 }
 
+/* Fill each stored certificate's extension cache (key ids, key usage, basic constraints)
+   now, while one thread owns the context. libcrypto fills it lazily on first use, and
+   threads verifying through one shared store race on that fill (ThreadSanitizer, issue
+   13). A certificate whose extensions are invalid still loads: verification rejects it. */
+static void store_fill_extension_caches(X509_STORE *store)
+{
+    if (!X509_STORE_lock(store))
+        return;
+    STACK_OF(X509_OBJECT) *objs = X509_STORE_get0_objects(store);
+    for (int i = 0; i < sk_X509_OBJECT_num(objs); i++) {
+        X509 *x = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objs, i));
+        if (x != NULL) {
+            ERR_set_mark(); /* an invalid extension is verification's error to report */
+            (void)X509_check_purpose(x, -1, 0);
+            ERR_pop_to_mark();
+        }
+    }
+    X509_STORE_unlock(store);
+}
+
 int SSL_CTX_load_verify_file(SSL_CTX *ctx, const char *CAfile)
 {
-    return X509_STORE_load_file(ctx->store, CAfile);
+    if (!X509_STORE_load_file(ctx->store, CAfile))
+        return 0;
+    store_fill_extension_caches(ctx->store);
+    return 1;
 }
 
 int SSL_CTX_load_verify_dir(SSL_CTX *ctx, const char *CApath)
@@ -388,7 +411,10 @@ int SSL_CTX_load_verify_dir(SSL_CTX *ctx, const char *CApath)
 
 int SSL_CTX_load_verify_store(SSL_CTX *ctx, const char *CAstore)
 {
-    return X509_STORE_load_store(ctx->store, CAstore);
+    if (!X509_STORE_load_store(ctx->store, CAstore))
+        return 0;
+    store_fill_extension_caches(ctx->store);
+    return 1;
 }
 
 int SSL_CTX_load_verify_locations(SSL_CTX *ctx, const char *CAfile, const char *CApath)
@@ -404,7 +430,10 @@ int SSL_CTX_load_verify_locations(SSL_CTX *ctx, const char *CAfile, const char *
 
 int SSL_CTX_set_default_verify_paths(SSL_CTX *ctx)
 {
-    return X509_STORE_set_default_paths(ctx->store);
+    if (!X509_STORE_set_default_paths(ctx->store))
+        return 0;
+    store_fill_extension_caches(ctx->store);
+    return 1;
 }
 
 /* ------------------------------------------------------------------ */
