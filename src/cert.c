@@ -559,6 +559,17 @@ static void cache_insert(struct cert_cache *cache, const uint8_t *der, size_t le
     CRYPTO_THREAD_unlock(cache->lock);
 }
 
+/* libcrypto decodes a certificate's extensions (key ids, key usage, basic constraints)
+   lazily, on first use, and threads verifying with one shared X509 race on that fill
+   (ThreadSanitizer, issue 13). Call this while one thread still owns x. An invalid
+   extension is verification's error to report, so nothing is left on the queue here. */
+void cert_fill_extension_cache(X509 *x)
+{
+    ERR_set_mark();
+    (void)X509_check_purpose(x, -1, 0);
+    ERR_pop_to_mark();
+}
+
 X509 *cert_decode(SSL_CTX *ctx, const uint8_t *der, size_t len)
 {
     struct cert_cache *cache = cache_of(ctx);
@@ -571,11 +582,7 @@ X509 *cert_decode(SSL_CTX *ctx, const uint8_t *der, size_t len)
         X509_free(x);
         return NULL;
     }
-    /* Fill the extension cache before other threads can see x (see ctx.c's
-       store_fill_extension_caches): libcrypto's lazy fill races between verifiers. */
-    ERR_set_mark(); /* an invalid extension is verification's error to report */
-    (void)X509_check_purpose(x, -1, 0);
-    ERR_pop_to_mark();
+    cert_fill_extension_cache(x); /* before other threads can see x */
     if (cache != NULL)
         cache_insert(cache, der, len, x);
     return x;

@@ -376,10 +376,8 @@ void SSL_CTX_set1_cert_store(SSL_CTX *ctx, X509_STORE *store)
     SSL_CTX_set_cert_store(ctx, store);
 }
 
-/* Fill each stored certificate's extension cache (key ids, key usage, basic constraints)
-   now, while one thread owns the context. libcrypto fills it lazily on first use, and
-   threads verifying through one shared store race on that fill (ThreadSanitizer, issue
-   13). A certificate whose extensions are invalid still loads: verification rejects it. */
+/* Each stored certificate's extension cache filled while one thread owns the context
+   (cert_fill_extension_cache says why). */
 static void store_fill_extension_caches(X509_STORE *store)
 {
     if (!X509_STORE_lock(store))
@@ -387,11 +385,8 @@ static void store_fill_extension_caches(X509_STORE *store)
     STACK_OF(X509_OBJECT) *objs = X509_STORE_get0_objects(store);
     for (int i = 0; i < sk_X509_OBJECT_num(objs); i++) {
         X509 *x = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objs, i));
-        if (x != NULL) {
-            ERR_set_mark(); /* an invalid extension is verification's error to report */
-            (void)X509_check_purpose(x, -1, 0);
-            ERR_pop_to_mark();
-        }
+        if (x != NULL)
+            cert_fill_extension_cache(x);
     }
     X509_STORE_unlock(store);
 }

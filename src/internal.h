@@ -742,6 +742,7 @@ int cert_store_ctx_ssl_idx(void);
  * handshake. Returns a new reference, NULL if the bytes are not a certificate.
  */
 X509 *cert_decode(SSL_CTX *ctx, const uint8_t *der, size_t len);
+void cert_fill_extension_cache(X509 *x);
 void cert_cache_free(struct cert_cache *cache);
 
 /* ------------------------------------------------------------------ */
