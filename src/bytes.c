@@ -211,3 +211,44 @@ void wr_free(struct wr *w)
         OPENSSL_clear_free(w->buf, w->cap);
     wr_init(w);
 }
+
+/* ---- short byte strings ---- */
+
+static uint8_t *sbuf_heap(const struct sbuf *b)
+{
+    uint8_t *p;
+    memcpy(&p, b->in, sizeof(p));
+    return p;
+}
+
+const uint8_t *sbuf_data(const struct sbuf *b)
+{
+    return b->len > SBUF_INLINE ? sbuf_heap(b) : b->in;
+}
+
+void sbuf_free(struct sbuf *b)
+{
+    if (b->len > SBUF_INLINE)
+        OPENSSL_free(sbuf_heap(b));
+    memset(b, 0, sizeof(*b));
+}
+
+int sbuf_set(struct sbuf *b, const uint8_t *p, size_t n)
+{
+    if (n > 255)
+        return 0;
+    if (n <= SBUF_INLINE) {
+        sbuf_free(b);
+        if (n > 0)
+            memcpy(b->in, p, n);
+        b->len = (uint8_t)n;
+        return 1;
+    }
+    uint8_t *copy = OPENSSL_memdup(p, n);
+    if (copy == NULL)
+        return 0;
+    sbuf_free(b);
+    memcpy(b->in, &copy, sizeof(copy));
+    b->len = (uint8_t)n;
+    return 1;
+}

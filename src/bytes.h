@@ -87,4 +87,21 @@ void wr_reset(struct wr *w);
 /* Frees the memory (cleansed first: writers may hold secrets). */
 void wr_free(struct wr *w);
 
+/*
+ * A short byte string kept in place when it fits (an ALPN name, a client's group list), else on
+ * the heap with its pointer stored in `in`: 16 bytes in a connection instead of a worst-case
+ * array, and no allocation for the usual sizes. At most 255 bytes.
+ */
+#define SBUF_INLINE 15
+struct sbuf {
+    uint8_t in[SBUF_INLINE];
+    uint8_t len;
+};
+/* Replaces the contents with a copy of p[0..n): 1, or 0 (contents unchanged) if n > 255 or
+   memory runs out. */
+QTLS_MUST_CHECK int sbuf_set(struct sbuf *b, const uint8_t *p, size_t n);
+const uint8_t *sbuf_data(const struct sbuf *b);
+static inline size_t sbuf_len(const struct sbuf *b) { return b->len; }
+void sbuf_free(struct sbuf *b);
+
 #endif

@@ -108,9 +108,9 @@ static void record_facts(SSL *c, int sent, const uint8_t *msg, size_t len)
     if (msg[0] == HT_SERVER_HELLO && len >= 4 + 2 + 32 && !is_hrr_random(msg + 6)) {
         memcpy(c->server_random, msg + 6, 32);
         c->have_server_random = 1;
-    } else if (msg[0] == HT_FINISHED && len - 4 <= EVP_MAX_MD_SIZE) {
+    } else if (msg[0] == HT_FINISHED && len - 4 <= QTLS_MAX_HASH_LEN) {
         memcpy(sent ? c->finished : c->peer_finished, msg + 4, len - 4);
-        *(sent ? &c->finished_len : &c->peer_finished_len) = len - 4;
+        *(sent ? &c->finished_len : &c->peer_finished_len) = (uint8_t)(len - 4);
     }
 }
 

@@ -221,7 +221,7 @@ static int write_alpn_ee(SSL *c, struct wr *w)
 {
     size_t list = wr_open_vec(w, 2);
     size_t name = wr_open_vec(w, 1);
-    wr_bytes(w, c->alpn_selected, c->alpn_selected_len);
+    wr_bytes(w, sbuf_data(&c->alpn_selected), sbuf_len(&c->alpn_selected));
     wr_close_vec(w, name, 1);
     wr_close_vec(w, list, 2);
     return 1;
@@ -243,8 +243,8 @@ static int client_take_alpn(SSL *c, const struct rd *b)
     rd_init(&offer, c->alpn, c->alpn_len);
     while (rd_vec8(&offer, &cand)) {
         if (cand.n == name.n && memcmp(cand.p, name.p, name.n) == 0) {
-            memcpy(c->alpn_selected, name.p, name.n);
-            c->alpn_selected_len = name.n;
+            if (!sbuf_set(&c->alpn_selected, name.p, name.n))
+                return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
             return 1;
         }
     }
@@ -272,8 +272,8 @@ static int server_select_alpn(SSL *c, const struct rd *b)
         return qtls_fail(c, SSL_AD_NO_APPLICATION_PROTOCOL, SSL_R_NO_APPLICATION_PROTOCOL);
     if (out == NULL || out_len == 0) /* the callback said yes to nothing */
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, QTLS_R_INVALID_ALPN_PROTOCOL);
-    memcpy(c->alpn_selected, out, out_len);
-    c->alpn_selected_len = out_len;
+    if (!sbuf_set(&c->alpn_selected, out, out_len))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
     return 1;
 }
 

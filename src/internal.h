@@ -79,6 +79,7 @@ void clock_set_test_clock(uint64_t (*now_us)(void));
 /* ------------------------------------------------------------------ */
 
 enum qtls_hash { QTLS_SHA256 = 0, QTLS_SHA384, QTLS_HASH_COUNT };
+#define QTLS_MAX_HASH_LEN 48 /* SHA-384's, the longest of TLS 1.3's suites */
 
 struct ssl_cipher_st {
     uint32_t id;      /* OpenSSL id: 0x03001301 ... */
@@ -552,6 +553,7 @@ enum conn_phase { PHASE_BEFORE, PHASE_HANDSHAKE, PHASE_DONE, PHASE_FAILED };
 
 /* Handshake-only state (struct hs, below) is freed when the handshake ends. */
 struct hs;
+struct quic_input;
 
 /*
  * How the glue reaches a front door other than SSL_QUIC_METHOD (quic_tls35.c: OpenSSL 3.5's
@@ -589,8 +591,7 @@ struct ssl_st {
     char *hostname; /* client: SNI to send; server: SNI received */
     uint8_t *alpn;  /* client offer, wire format */
     size_t alpn_len;
-    uint8_t alpn_selected[256];
-    size_t alpn_selected_len;
+    struct sbuf alpn_selected; /* the protocol both sides agreed on */
 
     /* QUIC glue (quic.c) */
     uint8_t *local_tp;
@@ -602,8 +603,7 @@ struct ssl_st {
     int peer_tp_version;      /* codepoint the kept parameters came in, -1 none */
     OSSL_ENCRYPTION_LEVEL read_level, write_level;
     OSSL_ENCRYPTION_LEVEL last_provided_level;
-    struct wr in[4];    /* bytes received per level ... */
-    size_t in_off[4];   /* ... of which this many are consumed (compacted on the next input) */
+    struct quic_input *input; /* quic.c: the bytes received per level, while any are unread */
     int early_data_enabled;       /* SSL_set_quic_early_data_enabled */
     struct tls35 *tls35;          /* quic_tls35.c: the OpenSSL 3.5 API in use, else NULL */
     const struct quic_hooks *quic_hooks; /* set with tls35 */
@@ -678,9 +678,10 @@ struct ssl_st {
     void *msg_callback_arg;
     int hand_state;            /* OSSL_HANDSHAKE_STATE of the last message sent or received */
     uint8_t server_random[32]; /* of the ServerHello (never of a HelloRetryRequest) */
-    int have_server_random;
-    uint8_t finished[EVP_MAX_MD_SIZE], peer_finished[EVP_MAX_MD_SIZE];
-    size_t finished_len, peer_finished_len;
+    uint8_t have_server_random;
+    /* verify_data is Hash.length (RFC 8446 §4.4.4): 48 bytes at most with TLS 1.3's suites */
+    uint8_t finished_len, peer_finished_len;
+    uint8_t finished[QTLS_MAX_HASH_LEN], peer_finished[QTLS_MAX_HASH_LEN];
     size_t extra_tickets;      /* server: SSL_new_session_ticket requests not yet sent */
     uint64_t tickets_sent;     /* server: the nonce counter of this connection's tickets */
     int tickets_allowed;       /* server: the client offered psk_dhe_ke (§4.2.9) */
@@ -689,8 +690,7 @@ struct ssl_st {
     /* sigalgs.c */
     struct sigalg_list sigalgs, client_sigalgs;
     uint16_t peer_sigscheme, own_sigscheme; /* the CertificateVerify schemes, 0 if none */
-    uint16_t peer_groups[QTLS_MAX_PEER_GROUPS]; /* server: the client's supported_groups */
-    size_t n_peer_groups;
+    struct sbuf peer_groups; /* server: the client's supported_groups (wire form, for getters) */
 
     STACK_OF(X509) *verified_chain; /* cert.c: the chain X509_verify_cert built */
     struct seclevel sec;            /* seclevel.c */
@@ -775,6 +775,8 @@ QTLS_MUST_CHECK int quic_set_levels(SSL *c, OSSL_ENCRYPTION_LEVEL read,
                                     OSSL_ENCRYPTION_LEVEL write);
 /* Frees the input buffers. */
 void quic_free_buffers(SSL *c);
+/* Test hook: the bytes buffered at a level, and the buffer's size (0 and 0 when none). */
+void quic_test_input(const SSL *c, OSSL_ENCRYPTION_LEVEL level, size_t *len, size_t *cap);
 /* Frees the input buffers of levels with nothing left unread (between API calls only). */
 void quic_release_consumed(SSL *c);
 /* SSL_provide_quic_data without the front-door checks (the 3.5 API's pull uses it). */

@@ -157,14 +157,38 @@ size_t SSL_quic_max_handshake_flight_len(const SSL *ssl, OSSL_ENCRYPTION_LEVEL l
     return 0;
 }
 
+/*
+ * The input, made when bytes arrive and freed once they are all consumed: an established
+ * connection holds none of it (160 bytes of bookkeeping, and the buffers themselves).
+ */
+struct quic_input {
+    struct wr buf[4]; /* bytes received per level ... */
+    size_t off[4];    /* ... of which this many are consumed (compacted on the next input) */
+};
+
 /* The unconsumed input at a level. */
 static struct rd pending_input(const SSL *c, OSSL_ENCRYPTION_LEVEL level)
 {
     struct rd r = {NULL, 0};
+    if (c->input == NULL)
+        return r;
+    const struct wr *b = &c->input->buf[level];
+    size_t off = c->input->off[level];
     /* A level that never received data has no buffer, and NULL + 0 is undefined. */
-    if (c->in[level].len > c->in_off[level])
-        rd_init(&r, c->in[level].buf + c->in_off[level], c->in[level].len - c->in_off[level]);
+    if (wr_len(b) > off)
+        rd_init(&r, b->buf + off, wr_len(b) - off);
     return r;
+}
+
+static struct quic_input *input_of(SSL *c)
+{
+    if (c->input == NULL && (c->input = OPENSSL_malloc(sizeof(*c->input))) != NULL) {
+        for (int l = 0; l < 4; l++) {
+            wr_init(&c->input->buf[l]);
+            c->input->off[l] = 0;
+        }
+    }
+    return c->input;
 }
 
 /* Is the unconsumed input a sequence of whole handshake messages (none cut off at the end)? */
@@ -210,12 +234,17 @@ int quic_buffer_input(SSL *ssl, OSSL_ENCRYPTION_LEVEL level, const uint8_t *data
         ssl->last_provided_level = level;
         return 1;
     }
-    struct wr *in = &ssl->in[level];
+    struct quic_input *input = input_of(ssl);
+    if (input == NULL) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+        return 0;
+    }
+    struct wr *in = &input->buf[level];
     /* Views of consumed messages are dead now: drop those bytes. */
-    wr_consume(in, ssl->in_off[level]);
-    ssl->in_off[level] = 0;
+    wr_consume(in, input->off[level]);
+    input->off[level] = 0;
     if (len > SSL_quic_max_handshake_flight_len(ssl, level) ||
-        in->len > SSL_quic_max_handshake_flight_len(ssl, level) - len) {
+        wr_len(in) > SSL_quic_max_handshake_flight_len(ssl, level) - len) {
         ERR_raise(ERR_LIB_SSL, SSL_R_EXCESSIVE_MESSAGE_SIZE);
         return 0;
     }
@@ -269,7 +298,8 @@ int quic_peek_message(SSL *c, struct rd *msg)
     /* Nothing whole at the read level: bytes at a later level came too early. */
     if (rd_empty(&all)) {
         for (int l = c->read_level + 1; l <= ssl_encryption_application; l++) {
-            if (c->in[l].len > c->in_off[l]) {
+            struct rd later = pending_input(c, (OSSL_ENCRYPTION_LEVEL)l);
+            if (!rd_empty(&later)) {
                 qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_WRONG_ENCRYPTION_LEVEL_RECEIVED);
                 return -1;
             }
@@ -279,7 +309,7 @@ int quic_peek_message(SSL *c, struct rd *msg)
 }
 
 /* Only moves the offset, so views into the buffer stay valid until the next input. */
-void quic_consume_message(SSL *c, size_t len) { c->in_off[c->read_level] += len; }
+void quic_consume_message(SSL *c, size_t len) { c->input->off[c->read_level] += len; }
 
 static int rd_empty_at(SSL *c, OSSL_ENCRYPTION_LEVEL level)
 {
@@ -304,19 +334,36 @@ int quic_set_levels(SSL *c, OSSL_ENCRYPTION_LEVEL read, OSSL_ENCRYPTION_LEVEL wr
  */
 void quic_release_consumed(SSL *c)
 {
-    for (int l = 0; l < 4; l++)
-        if (c->in[l].cap > 0 && c->in_off[l] >= c->in[l].len) {
-            wr_free(&c->in[l]);
-            c->in_off[l] = 0;
+    struct quic_input *in = c->input;
+    if (in == NULL)
+        return;
+    int unread = 0;
+    for (int l = 0; l < 4; l++) {
+        if (in->off[l] >= wr_len(&in->buf[l])) {
+            wr_free(&in->buf[l]);
+            in->off[l] = 0;
+        } else {
+            unread = 1;
         }
+    }
+    if (!unread)
+        quic_free_buffers(c);
+}
+
+void quic_test_input(const SSL *c, OSSL_ENCRYPTION_LEVEL level, size_t *len, size_t *cap)
+{
+    *len = c->input != NULL ? wr_len(&c->input->buf[level]) : 0;
+    *cap = c->input != NULL ? c->input->buf[level].cap : 0;
 }
 
 void quic_free_buffers(SSL *c)
 {
-    for (int l = 0; l < 4; l++) {
-        wr_free(&c->in[l]);
-        c->in_off[l] = 0;
-    }
+    if (c->input == NULL)
+        return;
+    for (int l = 0; l < 4; l++)
+        wr_free(&c->input->buf[l]);
+    OPENSSL_free(c->input);
+    c->input = NULL;
 }
 
 /* ---- calls into the QUIC stack ---- */

@@ -261,8 +261,8 @@ int psk_take_early_data_answer(SSL *c, const struct rd *body)
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_EARLY_DATA);
     /* ... and its ALPN: the early data was written for that protocol (as BoringSSL checks). */
     const SSL_SESSION *s = c->session;
-    if (c->alpn_selected_len != s->alpn_len ||
-        memcmp(c->alpn_selected, s->alpn, s->alpn_len) != 0)
+    if (sbuf_len(&c->alpn_selected) != s->alpn_len ||
+        memcmp(sbuf_data(&c->alpn_selected), s->alpn, s->alpn_len) != 0)
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_INCONSISTENT_EARLY_DATA_ALPN);
     c->early_data_status = SSL_EARLY_DATA_ACCEPTED;
     c->early_data_reason = ssl_early_data_accepted;
@@ -325,7 +325,8 @@ static int early_data_acceptable(SSL *c, const SSL_SESSION *s, size_t index, uin
         return ssl_early_data_hello_retry_request;
     if (index != 0 || s->max_early_data == 0 || s->cipher != c->cipher)
         return ssl_early_data_unsupported_for_session;
-    if (s->alpn_len != c->alpn_selected_len || memcmp(s->alpn, c->alpn_selected, s->alpn_len))
+    if (s->alpn_len != sbuf_len(&c->alpn_selected) ||
+        memcmp(s->alpn, sbuf_data(&c->alpn_selected), s->alpn_len) != 0)
         return ssl_early_data_alpn_mismatch;
     if ((s->hostname == NULL) != (c->hostname == NULL) ||
         (s->hostname != NULL && strcmp(s->hostname, c->hostname) != 0))

@@ -846,8 +846,8 @@ SSL_SESSION *session_new_from_conn(SSL *c)
         s->timeout = MAX_TICKET_LIFETIME;
     s->max_early_data = c->max_early_data;
     s->verify_result = c->verify_result;
-    memcpy(s->alpn, c->alpn_selected, sizeof(s->alpn));
-    s->alpn_len = c->alpn_selected_len;
+    memcpy(s->alpn, sbuf_data(&c->alpn_selected), sbuf_len(&c->alpn_selected));
+    s->alpn_len = sbuf_len(&c->alpn_selected);
     memcpy(s->sid_ctx, c->sid_ctx, sizeof(s->sid_ctx));
     s->sid_ctx_len = c->sid_ctx_len;
     if ((c->hostname != NULL && !replace_string(&s->hostname, c->hostname, strlen(c->hostname))) ||

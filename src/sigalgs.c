@@ -243,13 +243,26 @@ static int group_nid(uint16_t id)
     return g != NULL ? g->nid : (int)(TLSEXT_nid_unknown | id);
 }
 
+/* The client's supported_groups as kept (a server's view), into ids; the count. */
+static size_t peer_groups(const SSL *s, uint16_t ids[QTLS_MAX_PEER_GROUPS])
+{
+    struct rd r;
+    size_t n = 0;
+    rd_init(&r, sbuf_data(&s->peer_groups), sbuf_len(&s->peer_groups));
+    while (n < QTLS_MAX_PEER_GROUPS && rd_u16(&r, &ids[n]))
+        n++;
+    return n;
+}
+
 /* SSL_get1_groups(3): the client's supported_groups as NIDs (a server's view); the count. */
 static long get_groups(const SSL *s, int *out)
 {
+    uint16_t ids[QTLS_MAX_PEER_GROUPS];
+    size_t n = peer_groups(s, ids);
     if (out != NULL)
-        for (size_t i = 0; i < s->n_peer_groups; i++)
-            out[i] = group_nid(s->peer_groups[i]);
-    return (long)s->n_peer_groups;
+        for (size_t i = 0; i < n; i++)
+            out[i] = group_nid(ids[i]);
+    return (long)n;
 }
 
 /*
@@ -260,9 +273,11 @@ static long shared_group(const SSL *s, long n)
 {
     if (!s->server)
         return 0;
+    uint16_t peer[QTLS_MAX_PEER_GROUPS];
+    size_t n_peer = peer_groups(s, peer);
     int ours = (s->options & SSL_OP_CIPHER_SERVER_PREFERENCE) != 0;
-    const uint16_t *pref = ours ? s->groups : s->peer_groups, *other = ours ? s->peer_groups : s->groups;
-    size_t np = ours ? s->n_groups : s->n_peer_groups, no = ours ? s->n_peer_groups : s->n_groups;
+    const uint16_t *pref = ours ? s->groups : peer, *other = ours ? peer : s->groups;
+    size_t np = ours ? s->n_groups : n_peer, no = ours ? n_peer : s->n_groups;
     long k = 0;
     for (size_t i = 0; i < np; i++) {
         if (!in_list(other, no, pref[i]))
@@ -296,15 +311,16 @@ long sigalgs_get_ctrl(SSL *s, int cmd, long larg, void *parg, int *handled)
 int sigalgs_take_peer_groups(SSL *c, const struct rd *b)
 {
     struct rd body, list;
-    uint16_t id;
-    c->n_peer_groups = 0;
+    sbuf_free(&c->peer_groups);
     if (b == NULL)
         return 1;
     body = *b;
     if (!rd_vec16(&body, &list))
         return 1;
-    while (c->n_peer_groups < QTLS_MAX_PEER_GROUPS && rd_u16(&list, &id))
-        c->peer_groups[c->n_peer_groups++] = id;
+    /* Kept as sent (whole entries, at most QTLS_MAX_PEER_GROUPS), decoded by the getters. */
+    size_t n = list.n / 2 < QTLS_MAX_PEER_GROUPS ? list.n / 2 : QTLS_MAX_PEER_GROUPS;
+    if (!sbuf_set(&c->peer_groups, list.p, 2 * n))
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
     return 1;
 }
 

@@ -66,8 +66,6 @@ SSL *SSL_new(SSL_CTX *ctx)
     c->references = 1;
     SSL_CTX_up_ref(ctx);
     c->ctx = ctx;
-    for (int l = 0; l < 4; l++)
-        wr_init(&c->in[l]);
     /* As OpenSSL: TLS_method makes a server until SSL_set_connect_state says otherwise. */
     c->server = ctx->method->role != ROLE_CLIENT;
     c->phase = PHASE_BEFORE;
@@ -121,6 +119,8 @@ void SSL_free(SSL *s)
     SSL_SESSION_free(s->peer_session);
     OPENSSL_free(s->hostname);
     OPENSSL_free(s->alpn);
+    sbuf_free(&s->alpn_selected);
+    sbuf_free(&s->peer_groups);
     OPENSSL_free(s->ocsp_resp);
     sct_free(NULL, s);
     X509_VERIFY_PARAM_free(s->param);
@@ -529,8 +529,8 @@ int SSL_set_alpn_protos(SSL *s, const unsigned char *protos, unsigned int protos
 
 void SSL_get0_alpn_selected(const SSL *s, const unsigned char **data, unsigned int *len)
 {
-    *data = s->alpn_selected_len > 0 ? s->alpn_selected : NULL;
-    *len = (unsigned int)s->alpn_selected_len;
+    *data = sbuf_len(&s->alpn_selected) > 0 ? sbuf_data(&s->alpn_selected) : NULL;
+    *len = (unsigned int)sbuf_len(&s->alpn_selected);
 }
 
 /* Whether the length-prefixed list holds a name equal to `name`. */

@@ -140,8 +140,10 @@ static void assert_bounded(const struct mock_side *v)
 {
     for (int l = INI; l <= APP; l++) {
         size_t max = SSL_quic_max_handshake_flight_len(v->ssl, (OSSL_ENCRYPTION_LEVEL)l);
-        assert_true(v->ssl->in[l].len <= max);
-        assert_true(v->ssl->in[l].cap <= 2 * max + 64);
+        size_t len, cap;
+        quic_test_input(v->ssl, (OSSL_ENCRYPTION_LEVEL)l, &len, &cap);
+        assert_true(len <= max);
+        assert_true(cap <= 2 * max + 64);
     }
 }
 
@@ -284,7 +286,9 @@ static void a_message_that_fills_the_limit_is_read_whole(void **state)
             assert_int_equal(SSL_provide_quic_data(f->v->ssl, f->level, zeros, n), 1);
             left -= n;
         }
-        assert_int_equal(f->v->ssl->in[f->level].len, max);
+        size_t len, cap;
+        quic_test_input(f->v->ssl, f->level, &len, &cap);
+        assert_int_equal(len, max);
         assert_int_equal(SSL_provide_quic_data(f->v->ssl, f->level, zeros, 1), 0);
         assert_int_equal(mock_first_ssl_reason(), SSL_R_EXCESSIVE_MESSAGE_SIZE);
         ERR_clear_error();

@@ -1060,8 +1060,7 @@ static void session_from_connection_outcome(void **state)
     SSL *c = SSL_new(ctx);
     c->cipher = suite_by_tls_id(0x1303);
     c->hostname = OPENSSL_strdup("server.example");
-    memcpy(c->alpn_selected, "h3", 2);
-    c->alpn_selected_len = 2;
+    assert_true(sbuf_set(&c->alpn_selected, (const uint8_t *)"h3", 2));
     c->peer_cert = load_cert("client.pem");
     c->verify_result = X509_V_OK;
     /* Bracketed by the library's own clock: time() reads the coarse clock, which lags
