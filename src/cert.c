@@ -402,8 +402,11 @@ static int store_ctx_setup(SSL *c, X509_STORE_CTX *sctx, STACK_OF(X509) *chain)
     /* The purpose names the peer's role: a client checks a server certificate. */
     if (!X509_STORE_CTX_set_default(sctx, c->server ? "ssl_client" : "ssl_server"))
         return 0;
-    /* What the connection set (SSL_set1_host, depth, flags) overrides the defaults. */
-    if (c->param != NULL && !X509_VERIFY_PARAM_set1(X509_STORE_CTX_get0_param(sctx), c->param))
+    /* What the connection set (SSL_set1_host, depth, flags) overrides the defaults; a
+     * connection without parameters of its own has its context's and maybe a host (ssl.c). */
+    X509_VERIFY_PARAM *vp = X509_STORE_CTX_get0_param(sctx);
+    if (!X509_VERIFY_PARAM_set1(vp, c->param != NULL ? c->param : c->ctx->param) ||
+        (c->verify_host != NULL && !X509_VERIFY_PARAM_set1_host(vp, c->verify_host, 0)))
         return 0;
     /* Verify callbacks find the connection through SSL_get_ex_data_X509_STORE_CTX_idx(). */
     if (!X509_STORE_CTX_set_ex_data(sctx, idx, c))

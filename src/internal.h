@@ -585,7 +585,8 @@ struct ssl_st {
     size_t n_suites;
     uint16_t groups[QTLS_MAX_GROUPS];
     size_t n_groups;
-    X509_VERIFY_PARAM *param; /* host name and verify flags (SSL_set1_host) */
+    X509_VERIFY_PARAM *param; /* own verify parameters, made on first use (ssl.c); NULL: ctx's */
+    char *verify_host;        /* SSL_set1_host's DNS name while param is NULL */
     int verify_mode;
     SSL_verify_cb verify_cb;
     char *hostname; /* client: SNI to send; server: SNI received */

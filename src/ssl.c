@@ -44,11 +44,7 @@ static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
     c->sigalgs = ctx->sigalgs;
     c->client_sigalgs = ctx->client_sigalgs;
     c->sec = ctx->sec;
-    c->param = X509_VERIFY_PARAM_new();
-    if (c->param == NULL || !X509_VERIFY_PARAM_inherit(c->param, ctx->param)) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
-        return 0;
-    }
+    /* c->param is made on first use (own_param): most connections only ever name a host. */
     return alpn_replace(&c->alpn, &c->alpn_len, ctx->alpn, ctx->alpn_len) == 0;
 }
 
@@ -124,6 +120,7 @@ void SSL_free(SSL *s)
     OPENSSL_free(s->ocsp_resp);
     sct_free(NULL, s);
     X509_VERIFY_PARAM_free(s->param);
+    OPENSSL_free(s->verify_host);
     if (s->certs != NULL)
         certset_free(s->certs);
     OPENSSL_free(s->certs);
@@ -272,6 +269,29 @@ void *SSL_get_ex_data(const SSL *s, int idx) { return CRYPTO_get_ex_data(&s->ex_
 SSL_CTX *SSL_get_SSL_CTX(const SSL *s) { return s->ctx; }
 
 /*
+ * The connection's own verification parameters, made from its context's when first needed
+ * (SSL_get0_param, a setter other than a plain SSL_set1_host, a context switch). Until then
+ * verification uses the context's (cert.c) plus verify_host: the ~200 bytes of a parameter
+ * object with a host list are not kept by a connection that only names its server.
+ */
+static X509_VERIFY_PARAM *own_param(SSL *s)
+{
+    if (s->param != NULL)
+        return s->param;
+    X509_VERIFY_PARAM *p = X509_VERIFY_PARAM_new();
+    if (p == NULL || !X509_VERIFY_PARAM_inherit(p, s->ctx->param) ||
+        (s->verify_host != NULL && !X509_VERIFY_PARAM_set1_host(p, s->verify_host, 0))) {
+        X509_VERIFY_PARAM_free(p);
+        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+        return NULL;
+    }
+    OPENSSL_free(s->verify_host);
+    s->verify_host = NULL;
+    s->param = p;
+    return p;
+}
+
+/*
  * The servername or client hello callback's way to pick a virtual host. Settings a connection
  * inherited from its context at SSL_new, and that no SSL_set_* call has changed, follow it to the
  * new context: verify mode and depth, ticket count. A setting made on the connection stays (as
@@ -290,8 +310,10 @@ static void follow_ctx_settings(SSL *s, const SSL_CTX *to)
         s->verify_mode = to->verify_mode;
         s->verify_cb = to->verify_cb;
     }
-    if (!(own & OWN_VERIFY_DEPTH))
-        X509_VERIFY_PARAM_set_depth(s->param, X509_VERIFY_PARAM_get_depth(to->param));
+    /* The rest of the parameters stay the old context's: they become the connection's own. */
+    X509_VERIFY_PARAM *param = own_param(s);
+    if (!(own & OWN_VERIFY_DEPTH) && param != NULL)
+        X509_VERIFY_PARAM_set_depth(param, X509_VERIFY_PARAM_get_depth(to->param));
     if (!(own & OWN_NUM_TICKETS))
         s->num_tickets = to->num_tickets;
     unsigned early = to->early_set_on_ctx & ~own;
@@ -370,44 +392,83 @@ SSL_verify_cb SSL_get_verify_callback(const SSL *s) { return s->verify_cb; }
 void SSL_set_verify_depth(SSL *s, int depth)
 {
     s->set_on_ssl |= OWN_VERIFY_DEPTH;
-    X509_VERIFY_PARAM_set_depth(s->param, depth);
+    X509_VERIFY_PARAM *param = own_param(s);
+    if (param != NULL)
+        X509_VERIFY_PARAM_set_depth(param, depth);
 }
 
-int SSL_get_verify_depth(const SSL *s) { return X509_VERIFY_PARAM_get_depth(s->param); }
+int SSL_get_verify_depth(const SSL *s)
+{
+    return X509_VERIFY_PARAM_get_depth(s->param != NULL ? s->param : s->ctx->param);
+}
 
-X509_VERIFY_PARAM *SSL_get0_param(SSL *s) { return s->param; }
+/* Writable, as OpenSSL's: the connection gets its own parameters here. */
+X509_VERIFY_PARAM *SSL_get0_param(SSL *s) { return own_param(s); }
 
-int SSL_set1_param(SSL *s, X509_VERIFY_PARAM *vpm) { return X509_VERIFY_PARAM_set1(s->param, vpm); }
+int SSL_set1_param(SSL *s, X509_VERIFY_PARAM *vpm)
+{
+    X509_VERIFY_PARAM *param = own_param(s);
+    return param != NULL && X509_VERIFY_PARAM_set1(param, vpm);
+}
+
+/*
+ * Can the name not be an IP address literal? Those are made of hex digits, dots and colons
+ * only; anything else is a DNS name, which needs no parameter object to be kept.
+ */
+static int plain_host_name(const char *name)
+{
+    if (name[0] == '\0') /* "" clears the names: a parameter object's business */
+        return 0;
+    return name[strspn(name, "0123456789abcdefABCDEF.:")] != '\0';
+}
 
 /* As OpenSSL 3.0: a name that parses as an IP address is checked as one. */
 int SSL_set1_host(SSL *s, const char *hostname)
 {
-    if (hostname != NULL && X509_VERIFY_PARAM_set1_ip_asc(s->param, hostname) == 1)
+    if (s->param == NULL && hostname != NULL && plain_host_name(hostname)) {
+        char *copy = OPENSSL_strdup(hostname);
+        if (copy == NULL) {
+            ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+            return 0;
+        }
+        OPENSSL_free(s->verify_host);
+        s->verify_host = copy;
         return 1;
-    return X509_VERIFY_PARAM_set1_host(s->param, hostname, 0);
+    }
+    X509_VERIFY_PARAM *param = own_param(s);
+    if (param == NULL)
+        return 0;
+    if (hostname != NULL && X509_VERIFY_PARAM_set1_ip_asc(param, hostname) == 1)
+        return 1;
+    return X509_VERIFY_PARAM_set1_host(param, hostname, 0);
 }
 
 int SSL_add1_host(SSL *s, const char *hostname)
 {
+    X509_VERIFY_PARAM *param = own_param(s);
+    if (param == NULL)
+        return 0;
     if (hostname != NULL) {
         ASN1_OCTET_STRING *ip = a2i_IPADDRESS(hostname);
         if (ip != NULL) {
             ASN1_OCTET_STRING_free(ip);
-            char *old = X509_VERIFY_PARAM_get1_ip_asc(s->param);
+            char *old = X509_VERIFY_PARAM_get1_ip_asc(param);
             if (old != NULL) { /* there can be only one IP address */
                 OPENSSL_free(old);
                 ERR_raise(ERR_LIB_SSL, ERR_R_PASSED_INVALID_ARGUMENT);
                 return 0;
             }
-            return X509_VERIFY_PARAM_set1_ip_asc(s->param, hostname);
+            return X509_VERIFY_PARAM_set1_ip_asc(param, hostname);
         }
     }
-    return X509_VERIFY_PARAM_add1_host(s->param, hostname, 0);
+    return X509_VERIFY_PARAM_add1_host(param, hostname, 0);
 }
 
 void SSL_set_hostflags(SSL *s, unsigned int flags)
 {
-    X509_VERIFY_PARAM_set_hostflags(s->param, flags);
+    X509_VERIFY_PARAM *param = own_param(s);
+    if (param != NULL)
+        X509_VERIFY_PARAM_set_hostflags(param, flags);
 }
 
 long SSL_get_verify_result(const SSL *s) { return s->verify_result; }

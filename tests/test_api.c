@@ -326,6 +326,56 @@ static void verify_settings_are_inherited(void **state)
     SSL_CTX_free(ctx);
 }
 
+/*
+ * A connection has no verification parameters of its own until it needs them: a DNS name from
+ * SSL_set1_host is kept alone, and SSL_get0_param then hands out a writable copy of the
+ * context's with that name in it. A context switch keeps the old context's parameters.
+ */
+static void verify_params_are_made_on_first_use(void **state)
+{
+    SSL_CTX *ctx = new_ctx(), *other = new_ctx();
+    SSL_CTX_set_verify_depth(ctx, 3);
+    X509_VERIFY_PARAM_set_flags(SSL_CTX_get0_param(ctx), X509_V_FLAG_PARTIAL_CHAIN);
+    SSL *s = SSL_new(ctx);
+    assert_null(s->param);
+    assert_int_equal(SSL_get_verify_depth(s), 3);
+    assert_int_equal(SSL_set1_host(s, "first.example"), 1);
+    assert_int_equal(SSL_set1_host(s, "server.example"), 1);
+    assert_null(s->param);
+    X509_VERIFY_PARAM *p = SSL_get0_param(s);
+    assert_non_null(p);
+    assert_ptr_equal(SSL_get0_param(s), p);
+    assert_null(s->verify_host);
+    assert_string_equal(X509_VERIFY_PARAM_get0_host(p, 0), "server.example");
+    assert_null(X509_VERIFY_PARAM_get0_host(p, 1));
+    assert_int_equal(X509_VERIFY_PARAM_get_depth(p), 3);
+    assert_true(X509_VERIFY_PARAM_get_flags(p) & X509_V_FLAG_PARTIAL_CHAIN);
+    X509_VERIFY_PARAM_set_depth(p, 5); /* writable, and the context's stay as they were */
+    assert_int_equal(SSL_get_verify_depth(s), 5);
+    assert_int_equal(SSL_CTX_get_verify_depth(ctx), 3);
+    SSL_free(s);
+
+    /* An IP address literal, or clearing the names, needs the parameters at once. */
+    s = SSL_new(ctx);
+    assert_int_equal(SSL_set1_host(s, "192.0.2.7"), 1);
+    assert_non_null(s->param);
+    SSL_free(s);
+    s = SSL_new(ctx);
+    assert_int_equal(SSL_set1_host(s, NULL), 1);
+    assert_non_null(s->param);
+    SSL_free(s);
+
+    /* Switching contexts: the depth follows, the rest stays the old context's. */
+    s = SSL_new(ctx);
+    SSL_CTX_set_verify_depth(other, 9);
+    assert_ptr_equal(SSL_set_SSL_CTX(s, other), other);
+    assert_int_equal(SSL_get_verify_depth(s), 9);
+    assert_true(X509_VERIFY_PARAM_get_flags(SSL_get0_param(s)) & X509_V_FLAG_PARTIAL_CHAIN);
+    SSL_free(s);
+    SSL_CTX_free(other);
+    SSL_CTX_free(ctx);
+}
+
 static void cert_store_ownership_and_loading(void **state)
 {
     SSL_CTX *ctx = new_ctx();
@@ -914,6 +964,7 @@ int main(void)
         cmocka_unit_test_setup(chain_ctrls, clear_errors),
         cmocka_unit_test_setup(servername_callback_and_arg_are_stored, clear_errors),
         cmocka_unit_test_setup(verify_settings_are_inherited, clear_errors),
+        cmocka_unit_test_setup(verify_params_are_made_on_first_use, clear_errors),
         cmocka_unit_test_setup(cert_store_ownership_and_loading, clear_errors),
         cmocka_unit_test_setup(cipher_getters_match_openssl, clear_errors),
         cmocka_unit_test_setup(suite_lists, clear_errors),
