@@ -139,6 +139,7 @@ static int drive_handshake(SSL *s)
                 return fail_handshake(s);
             s->phase = PHASE_DONE;
             hs_free(s);
+            quic_handshake_done(s);
             cb_info(s, SSL_CB_HANDSHAKE_DONE, 1);
             return 1;
         case HS_ERROR:

@@ -231,6 +231,15 @@ struct secret {
 };
 void secret_set(struct secret *s, const uint8_t *p, size_t n);
 void secret_wipe(struct secret *s);
+/* A secret a connection keeps after the handshake (exporter, resumption): Hash.length bytes. */
+struct kept_secret {
+    uint8_t b[QTLS_MAX_HASH_LEN];
+    uint8_t len;
+};
+void secret_keep(struct kept_secret *k, const struct secret *s);
+/* Back into a struct secret for the key schedule (the caller wipes it after use). */
+void secret_unkeep(struct secret *s, const struct kept_secret *k);
+void kept_secret_wipe(struct kept_secret *k);
 
 /* HKDF-Expand-Label(secret, "tls13 " + label, context, out_len). */
 QTLS_MUST_CHECK int ks_expand_label(enum qtls_hash h, const struct secret *secret,
@@ -570,15 +579,19 @@ struct quic_hooks {
 };
 struct tls35;
 
+/*
+ * The connection. Members are grouped by concern and, within a group, laid out to leave no
+ * padding (an established connection is mostly this struct: keep small flags small).
+ * Handshake-only state is in struct hs, freed when the handshake ends.
+ */
 struct ssl_st {
-    int references;
     SSL_CTX *ctx;
     const SSL_METHOD *method;
     CRYPTO_EX_DATA ex_data;
-    int server;
-    enum conn_phase phase;
+    void *app_data; /* ex_data index 0 (ssl.c) */
     uint64_t options;
     uint32_t mode;
+    int references;
     int min_version, max_version;
     const SSL_QUIC_METHOD *quic_method;
     const SSL_CIPHER *suites[QTLS_NUM_SUITES];
@@ -587,83 +600,91 @@ struct ssl_st {
     size_t n_groups;
     X509_VERIFY_PARAM *param; /* own verify parameters, made on first use (ssl.c); NULL: ctx's */
     char *verify_host;        /* SSL_set1_host's DNS name while param is NULL */
-    int verify_mode;
     SSL_verify_cb verify_cb;
+    int verify_mode;
+    uint8_t server;
+    uint8_t phase; /* enum conn_phase */
     char *hostname; /* client: SNI to send; server: SNI received */
     uint8_t *alpn;  /* client offer, wire format */
     size_t alpn_len;
     struct sbuf alpn_selected; /* the protocol both sides agreed on */
 
     /* QUIC glue (quic.c) */
-    uint8_t *local_tp;
+    uint8_t *local_tp; /* until the handshake is done */
     size_t local_tp_len;
     uint8_t *peer_tp; /* the parameters kept, see quic.c */
     size_t peer_tp_len;
-    int quic_tp_version;      /* 0, 0x39 or 0xffa5 */
-    int grease_enabled;       /* SSL_set_grease_enabled: the client GREASEs its ClientHello */
-    int peer_tp_version;      /* codepoint the kept parameters came in, -1 none */
-    OSSL_ENCRYPTION_LEVEL read_level, write_level;
-    OSSL_ENCRYPTION_LEVEL last_provided_level;
     struct quic_input *input; /* quic.c: the bytes received per level, while any are unread */
-    int early_data_enabled;       /* SSL_set_quic_early_data_enabled */
     struct tls35 *tls35;          /* quic_tls35.c: the OpenSSL 3.5 API in use, else NULL */
     const struct quic_hooks *quic_hooks; /* set with tls35 */
     uint8_t *early_data_context;  /* SSL_set_quic_early_data_context */
     size_t early_data_context_len;
+    int quic_tp_version;      /* 0, 0x39 or 0xffa5 */
+    int peer_tp_version;      /* codepoint the kept parameters came in, -1 none */
+    uint8_t read_level, write_level, last_provided_level; /* OSSL_ENCRYPTION_LEVEL */
+    uint8_t grease_enabled;     /* SSL_set_grease_enabled: the client GREASEs its ClientHello */
+    uint8_t early_data_enabled; /* SSL_set_quic_early_data_enabled */
 
     /* Outcome */
-    int version;
-    const SSL_CIPHER *cipher;
+    uint8_t session_reused;    /* SSL_session_reused */
+    uint8_t early_data_status; /* SSL_EARLY_DATA_NOT_SENT / _REJECTED / _ACCEPTED */
+    uint8_t early_data_reason; /* enum ssl_early_data_reason_t: why (SSL_get_early_data_reason) */
+    uint16_t version;
     uint16_t group_id;
+    const SSL_CIPHER *cipher;
     long verify_result;
     X509 *peer_cert;
     STACK_OF(X509) *peer_chain; /* as received, leaf first */
     /* A resumed connection's peer is this session's leaf, moved into peer_cert and peer_chain
      * only when asked for (session_conn_peer): most resumptions never look at it. */
     SSL_SESSION *peer_session;
-    uint8_t client_random[32];
-    struct secret exporter_secret;
-    struct secret resumption_secret;
-
     STACK_OF(X509) *peer_chain_noleaf; /* server view of SSL_get_peer_cert_chain (ssl.c) */
+    uint8_t client_random[32];
+    struct kept_secret exporter_secret;
+    struct kept_secret resumption_secret;
     int shutdown;       /* SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN (ssl.c) */
     int quiet_shutdown; /* SSL_set_quiet_shutdown (ssl.c) */
 
     /* Sessions */
     SSL_SESSION *session;   /* client: set by SSL_set_session, then the one in use */
-    int session_reused;     /* SSL_session_reused */
-    int early_data_status;  /* SSL_EARLY_DATA_NOT_SENT / _REJECTED / _ACCEPTED */
-    int early_data_reason;  /* enum ssl_early_data_reason_t: why (SSL_get_early_data_reason) */
     size_t num_tickets;     /* from the context, SSL_set_num_tickets */
     uint32_t max_early_data;
+    uint32_t recv_max_early_data;
     uint8_t sid_ctx[SSL_MAX_SID_CTX_LENGTH];
     size_t sid_ctx_len;
-    uint32_t recv_max_early_data;
     /* From the context; SSL_set_allow_early_data_cb replaces them for this connection. */
     SSL_allow_early_data_cb_fn allow_early_data_cb;
     void *allow_early_data_arg;
 
-    /* Error state */
-    int want_read;        /* the last SSL_do_handshake needs more data */
-    int want_client_hello_cb; /* ... or the client hello callback asked to be called again */
-    int want_x509_lookup;     /* ... or the certificate callback did (SSL_ERROR_WANT_X509_LOOKUP) */
+    /* Error state, certificates */
+    uint8_t want_read;            /* the last SSL_do_handshake needs more data */
+    uint8_t want_client_hello_cb; /* ... or the client hello callback asked to be called again */
+    uint8_t want_x509_lookup; /* ... or the certificate callback did (SSL_ERROR_WANT_X509_LOOKUP) */
+    uint8_t alert;            /* pending fatal alert, 0 = none */
+    uint8_t alert_sent;
+    int8_t cert_slot;         /* server: the slot whose certificate was sent, -1 none */
+    unsigned set_on_ssl;      /* OWN_* bits: settings made on the connection, not inherited */
+    int status_type;          /* client: OCSP to request; server: OCSP requested (ocsp.c) */
     struct cert_set *certs;   /* made by SSL_use_*, SSL_set_cert_cb; NULL: the context's */
-    int cert_slot;            /* server: the slot whose certificate was sent, -1 none */
     pem_password_cb *passwd_cb; /* from the context, SSL_set_default_passwd_cb */
     void *passwd_arg;
     STACK_OF(X509_NAME) *client_ca, *ca_names; /* set on the connection; NULL: the context's */
     STACK_OF(X509_NAME) *peer_ca_names;        /* the peer's certificate_authorities (ca_list.c) */
-    unsigned set_on_ssl;      /* OWN_* bits: settings made on the connection, not inherited */
-    int status_type;          /* client: OCSP to request; server: OCSP requested (ocsp.c) */
     unsigned char *ocsp_resp; /* server: to staple; client: stapled by the server */
     size_t ocsp_resp_len;
-    int sct_requested;        /* client: ask for SCTs (sct.c) */
     uint8_t *sct_list;        /* server: SSL_set_signed_cert_timestamp_list; NULL: the context's */
     size_t sct_list_len;
     uint8_t *peer_sct_list;   /* client: the server's SCT list, or the resumed session's */
     size_t peer_sct_list_len;
-    uint8_t alert;        /* pending fatal alert, 0 = none */
-    int alert_sent;
+    int sct_requested;        /* client: ask for SCTs (sct.c) */
+
+    /* callbacks.c: the handshake facts the callbacks and the getters report */
+    uint8_t hand_state;        /* OSSL_HANDSHAKE_STATE of the last message sent or received */
+    uint8_t have_server_random;
+    uint8_t server_random[32]; /* of the ServerHello (never of a HelloRetryRequest) */
+    /* verify_data is Hash.length (RFC 8446 §4.4.4): 48 bytes at most with TLS 1.3's suites */
+    uint8_t finished_len, peer_finished_len;
+    uint8_t finished[QTLS_MAX_HASH_LEN], peer_finished[QTLS_MAX_HASH_LEN];
 
     struct hs *hs;
 
@@ -673,25 +694,22 @@ struct ssl_st {
     void *async_cb_arg;
 
     /* callbacks.c: callbacks (the info callback falls back to the context's at call time, as
-       OpenSSL) and the handshake facts they and the getters report */
+       OpenSSL) */
     void (*info_callback)(const SSL *, int, int);
     void (*msg_callback)(int, int, int, const void *, size_t, SSL *, void *);
     void *msg_callback_arg;
-    int hand_state;            /* OSSL_HANDSHAKE_STATE of the last message sent or received */
-    uint8_t server_random[32]; /* of the ServerHello (never of a HelloRetryRequest) */
-    uint8_t have_server_random;
-    /* verify_data is Hash.length (RFC 8446 §4.4.4): 48 bytes at most with TLS 1.3's suites */
-    uint8_t finished_len, peer_finished_len;
-    uint8_t finished[QTLS_MAX_HASH_LEN], peer_finished[QTLS_MAX_HASH_LEN];
+
+    /* Tickets (nst.c) */
     size_t extra_tickets;      /* server: SSL_new_session_ticket requests not yet sent */
     uint64_t tickets_sent;     /* server: the nonce counter of this connection's tickets */
-    int tickets_allowed;       /* server: the client offered psk_dhe_ke (§4.2.9) */
+    uint32_t ticket_max_early_data; /* client: the NewSessionTicket being read's early_data */
+    uint8_t tickets_allowed;   /* server: the client offered psk_dhe_ke (§4.2.9) */
     int post_handshake_auth;   /* SSL_set_post_handshake_auth: stored, no effect in QUIC */
 
     /* sigalgs.c */
-    struct sigalg_list sigalgs, client_sigalgs;
     uint16_t peer_sigscheme, own_sigscheme; /* the CertificateVerify schemes, 0 if none */
     struct sbuf peer_groups; /* server: the client's supported_groups (wire form, for getters) */
+    struct sigalg_list sigalgs, client_sigalgs;
 
     STACK_OF(X509) *verified_chain; /* cert.c: the chain X509_verify_cert built */
     struct seclevel sec;            /* seclevel.c */
@@ -704,7 +722,6 @@ struct ssl_st {
     uint32_t custom_ext_received;       /* custom_ext.c: server: the ones the client sent */
     struct cert_comp_pref cert_comp;    /* cert_comp.c: from the context or SSL_set1_... */
     uint8_t cert_comp_client, cert_comp_server; /* the algorithm each side's Certificate used */
-    uint32_t ticket_max_early_data;     /* client: the NewSessionTicket being read's early_data */
 };
 
 /* Handshake message types (RFC 8446 §4). */
@@ -776,6 +793,8 @@ QTLS_MUST_CHECK int quic_set_levels(SSL *c, OSSL_ENCRYPTION_LEVEL read,
                                     OSSL_ENCRYPTION_LEVEL write);
 /* Frees the input buffers. */
 void quic_free_buffers(SSL *c);
+/* Drops what the glue needs only until the handshake is done (our transport parameters). */
+void quic_handshake_done(SSL *c);
 /* Test hook: the bytes buffered at a level, and the buffer's size (0 and 0 when none). */
 void quic_test_input(const SSL *c, OSSL_ENCRYPTION_LEVEL level, size_t *len, size_t *cap);
 /* Frees the input buffers of levels with nothing left unread (between API calls only). */

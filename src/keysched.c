@@ -15,6 +15,20 @@ void secret_set(struct secret *s, const uint8_t *p, size_t n)
 
 void secret_wipe(struct secret *s) { OPENSSL_cleanse(s, sizeof(*s)); }
 
+/* TLS 1.3's secrets are Hash.length; anything longer is a bug, kept as nothing. */
+void secret_keep(struct kept_secret *k, const struct secret *s)
+{
+    kept_secret_wipe(k);
+    if (s->len <= sizeof(k->b)) {
+        memcpy(k->b, s->b, s->len);
+        k->len = (uint8_t)s->len;
+    }
+}
+
+void secret_unkeep(struct secret *s, const struct kept_secret *k) { secret_set(s, k->b, k->len); }
+
+void kept_secret_wipe(struct kept_secret *k) { OPENSSL_cleanse(k, sizeof(*k)); }
+
 /*
  * RFC 8446 §7.1:
  *   struct { uint16 length; opaque label<7..255> = "tls13 " + Label;

@@ -11,6 +11,17 @@
 #define QTLS_MAX_TICKET_LIFETIME 604800u /* seven days, RFC 8446 §4.6.1 */
 #define QTLS_MAX_SEALED_SESSION 49152    /* a sealed ticket must fit opaque ticket<1..2^16-1> */
 
+/* The ticket's PSK: HKDF-Expand-Label(resumption_master_secret, "resumption", nonce, len). */
+static int ticket_psk(SSL *c, enum qtls_hash h, const uint8_t *nonce, size_t nonce_len,
+                      uint8_t *out, size_t len)
+{
+    struct secret res;
+    secret_unkeep(&res, &c->resumption_secret);
+    int ok = ks_expand_label(h, &res, "resumption", nonce, nonce_len, out, len);
+    secret_wipe(&res);
+    return ok;
+}
+
 /* ---- client ---- */
 
 /* Post-handshake: a NewSessionTicket becomes a session for the application. */
@@ -42,7 +53,7 @@ int nst_client_process(SSL *c, struct rd body)
     s->max_early_data = c->ticket_max_early_data;
     s->psk.len = hl;
     if (s->ticket == NULL ||
-        !ks_expand_label(h, &c->resumption_secret, "resumption", nonce.p, nonce.n, s->psk.b, hl)) {
+        !ticket_psk(c, h, nonce.p, nonce.n, s->psk.b, hl)) {
         SSL_SESSION_free(s);
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
     }
@@ -83,8 +94,7 @@ static int write_ticket(SSL *c, uint64_t counter)
     /* The connection's session is the one being ticketed: the generate callback sees it. */
     SSL_SESSION_free(c->session);
     c->session = s;
-    if (!ks_expand_label(h, &c->resumption_secret, "resumption", nonce, sizeof(nonce), s->psk.b,
-                         s->psk.len) ||
+    if (!ticket_psk(c, h, nonce, sizeof(nonce), s->psk.b, s->psk.len) ||
         !crypto_random((uint8_t *)&s->age_add, sizeof(s->age_add)))
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
     if (ctx->ticket_gen_cb != NULL && !ctx->ticket_gen_cb(c, ctx->ticket_cb_arg))

@@ -366,6 +366,14 @@ void quic_free_buffers(SSL *c)
     c->input = NULL;
 }
 
+/* Our transport parameters went out in the handshake and are never sent again. */
+void quic_handshake_done(SSL *c)
+{
+    OPENSSL_clear_free(c->local_tp, c->local_tp_len);
+    c->local_tp = NULL;
+    c->local_tp_len = 0;
+}
+
 /* ---- calls into the QUIC stack ---- */
 
 static int callback_failed(SSL *c)

@@ -112,16 +112,19 @@ int sec_derive_application(SSL *c)
     struct hs *hs = c->hs;
     enum qtls_hash h = c->cipher->hash;
     uint8_t thash[EVP_MAX_MD_SIZE];
+    struct secret exporter;
     if (!ks_next_stage(h, &hs->handshake_secret, NULL, 0, &hs->master_secret) ||
         !transcript_hash(&hs->transcript, thash) ||
         !ks_derive_secret(h, &hs->master_secret, "c ap traffic", thash, &hs->client_ap) ||
         !ks_derive_secret(h, &hs->master_secret, "s ap traffic", thash, &hs->server_ap) ||
-        !ks_derive_secret(h, &hs->master_secret, "exp master", thash, &c->exporter_secret))
+        !ks_derive_secret(h, &hs->master_secret, "exp master", thash, &exporter))
         return internal_error(c);
     secret_wipe(&hs->handshake_secret);
     keylog(c, "CLIENT_TRAFFIC_SECRET_0", &hs->client_ap);
     keylog(c, "SERVER_TRAFFIC_SECRET_0", &hs->server_ap);
-    keylog(c, "EXPORTER_SECRET", &c->exporter_secret);
+    keylog(c, "EXPORTER_SECRET", &exporter);
+    secret_keep(&c->exporter_secret, &exporter);
+    secret_wipe(&exporter);
     int ok = deliver(c, ssl_encryption_application, &hs->client_ap, &hs->server_ap);
     /* QUIC derives later generations itself ("quic ku"); we keep no traffic secret. */
     secret_wipe(&hs->client_ap);
@@ -134,11 +137,13 @@ int sec_derive_resumption(SSL *c)
 {
     struct hs *hs = c->hs;
     uint8_t thash[EVP_MAX_MD_SIZE];
+    struct secret res;
     if (!transcript_hash(&hs->transcript, thash) ||
-        !ks_derive_secret(c->cipher->hash, &hs->master_secret, "res master", thash,
-                          &c->resumption_secret))
+        !ks_derive_secret(c->cipher->hash, &hs->master_secret, "res master", thash, &res))
         return internal_error(c);
     secret_wipe(&hs->master_secret);
+    secret_keep(&c->resumption_secret, &res);
+    secret_wipe(&res);
     return 1;
 }
 
@@ -159,12 +164,14 @@ int SSL_export_keying_material(SSL *s, unsigned char *out, size_t olen, const ch
     enum qtls_hash h = s->cipher->hash;
     size_t hl = crypto_hash_len(h);
     uint8_t chash[EVP_MAX_MD_SIZE], tmp[EVP_MAX_MD_SIZE];
-    struct secret derived;
+    struct secret derived, exporter;
     if (!use_context)
         contextlen = 0;
-    int ok = ks_expand_label_n(h, &s->exporter_secret, (const uint8_t *)label, llen,
-                               crypto_empty_hash(h), hl, tmp, hl) &&
+    secret_unkeep(&exporter, &s->exporter_secret);
+    int ok = ks_expand_label_n(h, &exporter, (const uint8_t *)label, llen, crypto_empty_hash(h),
+                               hl, tmp, hl) &&
              crypto_digest(h, context, contextlen, chash);
+    secret_wipe(&exporter);
     if (ok) {
         secret_set(&derived, tmp, hl);
         ok = ks_expand_label(h, &derived, "exporter", chash, hl, out, olen);

@@ -546,7 +546,7 @@ static enum hs_wait do_read_client_finished(SSL *c)
      * secret stays until SSL_free wipes it, as in OpenSSL; unless no ticket can ever be sent.
      */
     if (!c->tickets_allowed || (c->options & SSL_OP_NO_TICKET))
-        secret_wipe(&c->resumption_secret);
+        kept_secret_wipe(&c->resumption_secret);
     return HS_DONE;
 }
 

@@ -107,8 +107,8 @@ void SSL_free(SSL *s)
     OPENSSL_clear_free(s->local_tp, s->local_tp_len);
     OPENSSL_clear_free(s->peer_tp, s->peer_tp_len);
     OPENSSL_clear_free(s->early_data_context, s->early_data_context_len);
-    secret_wipe(&s->exporter_secret);
-    secret_wipe(&s->resumption_secret);
+    kept_secret_wipe(&s->exporter_secret);
+    kept_secret_wipe(&s->resumption_secret);
     X509_free(s->peer_cert);
     sk_X509_pop_free(s->peer_chain, X509_free);
     sk_X509_pop_free(s->peer_chain_noleaf, X509_free);
@@ -259,12 +259,26 @@ int SSL_get_quiet_shutdown(const SSL *s) { return s->quiet_shutdown; }
 /* Context and ex_data                                                 */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Index 0 is SSL_set_app_data's: libcrypto reserves it with no callbacks (SSL_get_ex_new_index
+ * never returns it), so it lives in the connection; the ex_data stack (two allocations, 80 B)
+ * is made only for the indexes callbacks may be registered on.
+ */
+#define APP_DATA_IDX 0
+
 int SSL_set_ex_data(SSL *s, int idx, void *data)
 {
+    if (idx == APP_DATA_IDX) {
+        s->app_data = data;
+        return 1;
+    }
     return CRYPTO_set_ex_data(&s->ex_data, idx, data);
 }
 
-void *SSL_get_ex_data(const SSL *s, int idx) { return CRYPTO_get_ex_data(&s->ex_data, idx); }
+void *SSL_get_ex_data(const SSL *s, int idx)
+{
+    return idx == APP_DATA_IDX ? s->app_data : CRYPTO_get_ex_data(&s->ex_data, idx);
+}
 
 SSL_CTX *SSL_get_SSL_CTX(const SSL *s) { return s->ctx; }
 

@@ -606,6 +606,8 @@ static void ex_data_and_app_data(void **state)
     assert_true(idx > 0); /* 0 is the app-data slot libcrypto reserves */
     int app = 1, mine = 42;
     assert_int_equal(SSL_set_app_data(s, &app), 1);
+    assert_null(s->ex_data.sk); /* the app-data slot lives in the connection (ssl.c) */
+    assert_ptr_equal(SSL_get_ex_data(s, 0), &app);
     assert_int_equal(SSL_set_ex_data(s, idx, &mine), 1);
     assert_ptr_equal(SSL_get_app_data(s), &app);
     assert_ptr_equal(SSL_get_ex_data(s, idx), &mine);

@@ -176,6 +176,8 @@ static void established_connections_keep_no_handshake_input(void **state)
         assert_completed(&f->p);
         assert_null(f->p.client.ssl->input); /* not even the per-level bookkeeping */
         assert_null(f->p.server.ssl->input);
+        assert_null(f->p.client.ssl->local_tp); /* sent, never needed again */
+        assert_null(f->p.server.ssl->local_tp);
         mock_pair_free(&f->p);
     }
 }
