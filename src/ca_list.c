@@ -66,44 +66,62 @@ void SSL_CTX_set_client_CA_list(SSL_CTX *ctx, STACK_OF(X509_NAME) *name_list)
     replace(&ctx->client_ca, name_list);
 }
 
-void SSL_set_client_CA_list(SSL *s, STACK_OF(X509_NAME) *name_list)
+/* The connection's lists live in its cold part (internal.h); a list that cannot be kept is freed. */
+static void set_own(SSL *s, int ca_names, STACK_OF(X509_NAME) *list)
 {
-    replace(&s->client_ca, name_list);
+    struct ssl_cold *k = cold_for(s, list != NULL);
+    if (k == NULL)
+        sk_X509_NAME_pop_free(list, X509_NAME_free);
+    else
+        replace(ca_names ? &k->ca_names : &k->client_ca, list);
 }
+
+static int add_own(SSL *s, int ca_names, const X509 *x)
+{
+    struct ssl_cold *k = cold_get(s);
+    return k != NULL && add_subject(ca_names ? &k->ca_names : &k->client_ca, x);
+}
+
+void SSL_set_client_CA_list(SSL *s, STACK_OF(X509_NAME) *name_list) { set_own(s, 0, name_list); }
 
 STACK_OF(X509_NAME) *SSL_CTX_get_client_CA_list(const SSL_CTX *ctx) { return ctx->client_ca; }
 
 /* A client reports the list the server sent; a server its own, else its context's. */
 STACK_OF(X509_NAME) *SSL_get_client_CA_list(const SSL *s)
 {
+    const struct ssl_cold *k = cold_peek(s);
     if (!s->server)
-        return s->peer_ca_names;
-    return s->client_ca != NULL ? s->client_ca : s->ctx->client_ca;
+        return k->peer_ca_names;
+    return k->client_ca != NULL ? k->client_ca : s->ctx->client_ca;
 }
 
 int SSL_CTX_add_client_CA(SSL_CTX *ctx, X509 *x) { return add_subject(&ctx->client_ca, x); }
 
-int SSL_add_client_CA(SSL *s, X509 *x) { return add_subject(&s->client_ca, x); }
+int SSL_add_client_CA(SSL *s, X509 *x) { return add_own(s, 0, x); }
 
 void SSL_CTX_set0_CA_list(SSL_CTX *ctx, STACK_OF(X509_NAME) *name_list)
 {
     replace(&ctx->ca_names, name_list);
 }
 
-void SSL_set0_CA_list(SSL *s, STACK_OF(X509_NAME) *name_list) { replace(&s->ca_names, name_list); }
+void SSL_set0_CA_list(SSL *s, STACK_OF(X509_NAME) *name_list) { set_own(s, 1, name_list); }
 
 const STACK_OF(X509_NAME) *SSL_CTX_get0_CA_list(const SSL_CTX *ctx) { return ctx->ca_names; }
 
 const STACK_OF(X509_NAME) *SSL_get0_CA_list(const SSL *s)
 {
-    return s->ca_names != NULL ? s->ca_names : s->ctx->ca_names;
+    const struct ssl_cold *k = cold_peek(s);
+    return k->ca_names != NULL ? k->ca_names : s->ctx->ca_names;
 }
 
 int SSL_CTX_add1_to_CA_list(SSL_CTX *ctx, const X509 *x) { return add_subject(&ctx->ca_names, x); }
 
-int SSL_add1_to_CA_list(SSL *s, const X509 *x) { return add_subject(&s->ca_names, x); }
+int SSL_add1_to_CA_list(SSL *s, const X509 *x) { return add_own(s, 1, x); }
 
-const STACK_OF(X509_NAME) *SSL_get0_peer_CA_list(const SSL *s) { return s->peer_ca_names; }
+const STACK_OF(X509_NAME) *SSL_get0_peer_CA_list(const SSL *s)
+{
+    return cold_peek(s)->peer_ca_names;
+}
 
 /*
  * Appends to `out` the subjects of the certificates in a PEM file that it
@@ -198,10 +216,10 @@ void ca_list_free(SSL_CTX *ctx, SSL *s)
         replace(&ctx->client_ca, NULL);
         replace(&ctx->ca_names, NULL);
     }
-    if (s != NULL) {
-        replace(&s->client_ca, NULL);
-        replace(&s->ca_names, NULL);
-        replace(&s->peer_ca_names, NULL);
+    if (s != NULL && s->cold != NULL) {
+        replace(&s->cold->client_ca, NULL);
+        replace(&s->cold->ca_names, NULL);
+        replace(&s->cold->peer_ca_names, NULL);
     }
 }
 
@@ -242,7 +260,7 @@ int ca_list_client_write(SSL *c, struct wr *w) { return write_names(w, SSL_get0_
 
 /*
  * The row, ClientHello or CertificateRequest: parses the extension strictly into
- * c->peer_ca_names: an empty list, an empty name, bad DER or bytes after a name are decode_error.
+ * the connection's peer_ca_names: an empty list, an empty name, bad DER or bytes after a name are decode_error.
  */
 int ca_list_take(SSL *c, const struct rd *b)
 {
@@ -283,6 +301,11 @@ int ca_list_take(SSL *c, const struct rd *b)
             return qtls_fail(c, SSL_AD_DECODE_ERROR, reason);
         }
     }
-    replace(&c->peer_ca_names, names);
+    struct ssl_cold *k = cold_get(c);
+    if (k == NULL) {
+        sk_X509_NAME_pop_free(names, X509_NAME_free);
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+    }
+    replace(&k->peer_ca_names, names);
     return 1;
 }

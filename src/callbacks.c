@@ -30,13 +30,15 @@ void (*SSL_CTX_get_info_callback(SSL_CTX *ctx))(const SSL *ssl, int type, int va
 
 void SSL_set_info_callback(SSL *ssl, void (*cb)(const SSL *ssl, int type, int val))
 {
-    ssl->info_callback = cb;
+    struct ssl_cold *k = cold_for(ssl, cb != NULL); /* lost only if memory ran out */
+    if (k != NULL)
+        k->info_callback = cb;
 }
 
 /* As OpenSSL: the connection's own callback only (the context's is used, not reported). */
 void (*SSL_get_info_callback(const SSL *ssl))(const SSL *ssl, int type, int val)
 {
-    return ssl->info_callback;
+    return cold_peek(ssl)->info_callback;
 }
 
 void SSL_CTX_set_msg_callback(SSL_CTX *ctx, void (*cb)(int write_p, int version, int content_type,
@@ -49,7 +51,9 @@ void SSL_CTX_set_msg_callback(SSL_CTX *ctx, void (*cb)(int write_p, int version,
 void SSL_set_msg_callback(SSL *ssl, void (*cb)(int write_p, int version, int content_type,
                                                const void *buf, size_t len, SSL *ssl, void *arg))
 {
-    ssl->msg_callback = cb;
+    struct ssl_cold *k = cold_for(ssl, cb != NULL);
+    if (k != NULL)
+        k->msg_callback = cb;
 }
 
 /* ------------------------------------------------------------------ */
@@ -58,8 +62,8 @@ void SSL_set_msg_callback(SSL *ssl, void (*cb)(int write_p, int version, int con
 
 void cb_info(const SSL *c, int where, int ret)
 {
-    void (*cb)(const SSL *, int, int) =
-        c->info_callback != NULL ? c->info_callback : c->ctx->info_callback;
+    void (*own)(const SSL *, int, int) = cold_peek(c)->info_callback;
+    void (*cb)(const SSL *, int, int) = own != NULL ? own : c->ctx->info_callback;
     if (cb != NULL)
         cb(c, where, ret);
 }
@@ -119,8 +123,9 @@ void cb_handshake_message(SSL *c, int sent, const uint8_t *msg, size_t len)
     if (len < 4)
         return;
     record_facts(c, sent, msg, len);
-    if (c->msg_callback != NULL)
-        c->msg_callback(sent, TLS1_3_VERSION, SSL3_RT_HANDSHAKE, msg, len, c, c->msg_callback_arg);
+    const struct ssl_cold *k = cold_peek(c);
+    if (k->msg_callback != NULL)
+        k->msg_callback(sent, TLS1_3_VERSION, SSL3_RT_HANDSHAKE, msg, len, c, k->msg_callback_arg);
     int st = state_for(c->server, sent, msg[0]);
     if (st >= 0 && st != c->hand_state) {
         c->hand_state = st;
@@ -133,9 +138,9 @@ void cb_handshake_message(SSL *c, int sent, const uint8_t *msg, size_t len)
 void cb_alert_sent(SSL *c, uint8_t alert)
 {
     const uint8_t rec[2] = {SSL3_AL_FATAL, alert};
-    if (c->msg_callback != NULL)
-        c->msg_callback(1, TLS1_3_VERSION, SSL3_RT_ALERT, rec, sizeof(rec), c,
-                        c->msg_callback_arg);
+    const struct ssl_cold *k = cold_peek(c);
+    if (k->msg_callback != NULL)
+        k->msg_callback(1, TLS1_3_VERSION, SSL3_RT_ALERT, rec, sizeof(rec), c, k->msg_callback_arg);
     cb_info(c, SSL_CB_WRITE_ALERT, (SSL3_AL_FATAL << 8) | alert);
 }
 
@@ -235,7 +240,12 @@ void SSL_get0_next_proto_negotiated(const SSL *s, const unsigned char **data, un
 /* RFC 9001 §4.4: a QUIC client must not offer post_handshake_auth: stored, no effect. */
 void SSL_CTX_set_post_handshake_auth(SSL_CTX *ctx, int val) { ctx->post_handshake_auth = val; }
 
-void SSL_set_post_handshake_auth(SSL *s, int val) { s->post_handshake_auth = val; }
+void SSL_set_post_handshake_auth(SSL *s, int val)
+{
+    struct ssl_cold *k = cold_for(s, val != 0);
+    if (k != NULL)
+        k->post_handshake_auth = val;
+}
 
 int SSL_verify_client_post_handshake(SSL *s)
 {

@@ -53,8 +53,8 @@ STACK_OF(SSL_CIPHER) *SSL_get_ciphers(const SSL *s)
 {
     if (s == NULL)
         return NULL;
-    SSL *w = (SSL *)s;
-    return sync_stack(&w->cipher_stack, s->suites, s->n_suites);
+    struct ssl_cold *k = cold_get((SSL *)s); /* a cache: the configuration does not change */
+    return k != NULL ? sync_stack(&k->cipher_stack, s->suites, s->n_suites) : NULL;
 }
 
 /* The n-th configured suite's name; NULL past the end, as OpenSSL. */
@@ -103,8 +103,10 @@ int cipher_lists_keep_raw(SSL *c, struct rd suites)
     OPENSSL_free(c->raw_ciphers);
     c->raw_ciphers = copy;
     c->raw_ciphers_len = suites.n;
-    sk_SSL_CIPHER_free(c->client_cipher_stack); /* rebuilt from the new list on demand */
-    c->client_cipher_stack = NULL;
+    if (c->cold != NULL) { /* rebuilt from the new list on demand */
+        sk_SSL_CIPHER_free(c->cold->client_cipher_stack);
+        c->cold->client_cipher_stack = NULL;
+    }
     return 1;
 }
 
@@ -195,10 +197,12 @@ STACK_OF(SSL_CIPHER) *SSL_get_client_ciphers(const SSL *s)
 {
     if (s == NULL || !s->server || s->raw_ciphers == NULL)
         return NULL;
-    SSL *w = (SSL *)s;
-    if (w->client_cipher_stack == NULL &&
-        !SSL_bytes_to_cipher_list(w, s->raw_ciphers, s->raw_ciphers_len, 0,
-                                  &w->client_cipher_stack, NULL))
+    struct ssl_cold *k = cold_get((SSL *)s); /* a cache of the ClientHello's list */
+    if (k == NULL)
         return NULL;
-    return w->client_cipher_stack;
+    if (k->client_cipher_stack == NULL &&
+        !SSL_bytes_to_cipher_list((SSL *)s, s->raw_ciphers, s->raw_ciphers_len, 0,
+                                  &k->client_cipher_stack, NULL))
+        return NULL;
+    return k->client_cipher_stack;
 }

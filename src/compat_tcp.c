@@ -31,28 +31,35 @@ static int no_record_layer(const SSL *s, const char *what)
 
 void compat_free_bios(SSL *s)
 {
-    BIO_free_all(s->wbio);
-    s->wbio = NULL;
-    BIO_free_all(s->rbio);
-    s->rbio = NULL;
+    if (s->cold == NULL)
+        return;
+    BIO_free_all(s->cold->wbio);
+    s->cold->wbio = NULL;
+    BIO_free_all(s->cold->rbio);
+    s->cold->rbio = NULL;
 }
 
-BIO *SSL_get_rbio(const SSL *s) { return s->rbio; }
+BIO *SSL_get_rbio(const SSL *s) { return cold_peek(s)->rbio; }
 
-BIO *SSL_get_wbio(const SSL *s) { return s->wbio; }
+BIO *SSL_get_wbio(const SSL *s) { return cold_peek(s)->wbio; }
+
+/* Takes the reference `b` brings, releases the old one; if memory runs out `b` is released. */
+static void set0_bio(SSL *s, int write, BIO *b)
+{
+    struct ssl_cold *k = cold_for(s, b != NULL);
+    if (k == NULL) {
+        BIO_free_all(b);
+        return;
+    }
+    BIO **slot = write ? &k->wbio : &k->rbio;
+    BIO_free_all(*slot);
+    *slot = b;
+}
 
 /* SSL_set0_rbio(3): takes the caller's reference, releases the old one. */
-void SSL_set0_rbio(SSL *s, BIO *rbio)
-{
-    BIO_free_all(s->rbio);
-    s->rbio = rbio;
-}
+void SSL_set0_rbio(SSL *s, BIO *rbio) { set0_bio(s, 0, rbio); }
 
-void SSL_set0_wbio(SSL *s, BIO *wbio)
-{
-    BIO_free_all(s->wbio);
-    s->wbio = wbio;
-}
+void SSL_set0_wbio(SSL *s, BIO *wbio) { set0_bio(s, 1, wbio); }
 
 /*
  * SSL_set_bio(3)'s rules, asymmetry included: rbio == wbio takes one extra reference; if only
@@ -63,11 +70,12 @@ void SSL_set_bio(SSL *s, BIO *rbio, BIO *wbio)
 {
     if (rbio != NULL && rbio == wbio)
         BIO_up_ref(rbio);
-    if (rbio == s->rbio) {
+    const struct ssl_cold *k = cold_peek(s);
+    if (rbio == k->rbio) {
         SSL_set0_wbio(s, wbio);
         return;
     }
-    if (wbio == s->wbio && s->rbio != s->wbio) {
+    if (wbio == k->wbio && k->rbio != k->wbio) {
         SSL_set0_rbio(s, rbio);
         return;
     }
@@ -104,9 +112,10 @@ static int is_socket_on(BIO *b, int fd)
 /* As OpenSSL: the other direction's socket BIO is shared when it is on the same fd. */
 int SSL_set_wfd(SSL *s, int fd)
 {
-    if (is_socket_on(s->rbio, fd)) {
-        BIO_up_ref(s->rbio);
-        SSL_set0_wbio(s, s->rbio);
+    BIO *r = cold_peek(s)->rbio;
+    if (is_socket_on(r, fd)) {
+        BIO_up_ref(r);
+        SSL_set0_wbio(s, r);
         return 1;
     }
     BIO *b = socket_bio(fd);
@@ -118,9 +127,10 @@ int SSL_set_wfd(SSL *s, int fd)
 
 int SSL_set_rfd(SSL *s, int fd)
 {
-    if (is_socket_on(s->wbio, fd)) {
-        BIO_up_ref(s->wbio);
-        SSL_set0_rbio(s, s->wbio);
+    BIO *w = cold_peek(s)->wbio;
+    if (is_socket_on(w, fd)) {
+        BIO_up_ref(w);
+        SSL_set0_rbio(s, w);
         return 1;
     }
     BIO *b = socket_bio(fd);
@@ -139,9 +149,9 @@ static int bio_fd(BIO *b)
     return fd;
 }
 
-int SSL_get_rfd(const SSL *s) { return bio_fd(s->rbio); }
+int SSL_get_rfd(const SSL *s) { return bio_fd(cold_peek(s)->rbio); }
 
-int SSL_get_wfd(const SSL *s) { return bio_fd(s->wbio); }
+int SSL_get_wfd(const SSL *s) { return bio_fd(cold_peek(s)->wbio); }
 
 int SSL_get_fd(const SSL *s) { return SSL_get_rfd(s); }
 
@@ -284,14 +294,18 @@ int SSL_CTX_set_async_callback_arg(SSL_CTX *ctx, void *arg)
 
 int SSL_set_async_callback(SSL *s, SSL_async_callback_fn callback)
 {
-    s->async_cb = callback;
-    return 1;
+    struct ssl_cold *k = cold_for(s, callback != NULL);
+    if (k != NULL)
+        k->async_cb = callback;
+    return k != NULL || callback == NULL;
 }
 
 int SSL_set_async_callback_arg(SSL *s, void *arg)
 {
-    s->async_cb_arg = arg;
-    return 1;
+    struct ssl_cold *k = cold_for(s, arg != NULL);
+    if (k != NULL)
+        k->async_cb_arg = arg;
+    return k != NULL || arg == NULL;
 }
 
 /* ------------------------------------------------------------------ */

@@ -36,7 +36,18 @@ int SSL_CTX_set0_tmp_dh_pkey(SSL_CTX *ctx, EVP_PKEY *dhpkey)
     return set0_tmp(NULL, ctx, &ctx->dh, dhpkey);
 }
 
-int SSL_set0_tmp_dh_pkey(SSL *s, EVP_PKEY *dhpkey) { return set0_tmp(s, NULL, &s->dh, dhpkey); }
+/* The connection's settings live in its cold part (internal.h); NULL if memory ran out. */
+static struct dh_params *own_params(SSL *s)
+{
+    struct ssl_cold *k = cold_get(s);
+    return k != NULL ? &k->dh : NULL;
+}
+
+int SSL_set0_tmp_dh_pkey(SSL *s, EVP_PKEY *dhpkey)
+{
+    struct dh_params *d = own_params(s);
+    return d != NULL && set0_tmp(s, NULL, d, dhpkey);
+}
 
 /* SSL_CTX_set_tmp_dh(ctx, dh): the DH is copied into a key of our own (ssl_dh_to_pkey). */
 static long set_tmp_dh(SSL_CTX *ctx, SSL *s, struct dh_params *d, DH *dh)
@@ -60,16 +71,20 @@ static long set_tmp_dh(SSL_CTX *ctx, SSL *s, struct dh_params *d, DH *dh)
 
 long dh_ctrl(SSL_CTX *ctx, SSL *s, int cmd, long larg, void *parg, int *handled)
 {
-    struct dh_params *d = s != NULL ? &s->dh : &ctx->dh;
+    struct dh_params *d;
     *handled = 1;
     switch (cmd) {
     case SSL_CTRL_SET_TMP_DH:
-        return set_tmp_dh(s != NULL ? NULL : ctx, s, d, parg);
+        d = s != NULL ? own_params(s) : &ctx->dh;
+        return d != NULL && set_tmp_dh(s != NULL ? NULL : ctx, s, d, parg);
     case SSL_CTRL_SET_TMP_DH_CB:
         /* As OpenSSL: the callback goes through SSL_CTX_set_tmp_dh_callback, not ctrl. */
         ERR_raise(ERR_LIB_SSL, ERR_R_SHOULD_NOT_HAVE_BEEN_CALLED);
         return 0;
     case SSL_CTRL_SET_DH_AUTO:
+        d = s != NULL ? own_params(s) : &ctx->dh;
+        if (d == NULL)
+            return 0;
         d->tmp_auto = (int)larg;
         return 1;
     default:

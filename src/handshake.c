@@ -84,7 +84,7 @@ int SSL_do_handshake(SSL *s)
     s->want_x509_lookup = 0;
     if (s->quic_method == NULL) {
         /* With BIOs set and no QUIC method the caller wants TLS over TCP (compat_tcp.c). */
-        ERR_raise(ERR_LIB_SSL, s->rbio != NULL || s->wbio != NULL
+        ERR_raise(ERR_LIB_SSL, cold_peek(s)->rbio != NULL || cold_peek(s)->wbio != NULL
                                    ? QTLS_R_TLS_OVER_TCP_UNSUPPORTED
                                    : QTLS_R_NO_QUIC_METHOD);
         return -1;

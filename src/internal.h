@@ -563,6 +563,7 @@ enum conn_phase { PHASE_BEFORE, PHASE_HANDSHAKE, PHASE_DONE, PHASE_FAILED };
 /* Handshake-only state (struct hs, below) is freed when the handshake ends. */
 struct hs;
 struct quic_input;
+struct ssl_cold;
 
 /*
  * How the glue reaches a front door other than SSL_QUIC_METHOD (quic_tls35.c: OpenSSL 3.5's
@@ -668,15 +669,8 @@ struct ssl_st {
     struct cert_set *certs;   /* made by SSL_use_*, SSL_set_cert_cb; NULL: the context's */
     pem_password_cb *passwd_cb; /* from the context, SSL_set_default_passwd_cb */
     void *passwd_arg;
-    STACK_OF(X509_NAME) *client_ca, *ca_names; /* set on the connection; NULL: the context's */
-    STACK_OF(X509_NAME) *peer_ca_names;        /* the peer's certificate_authorities (ca_list.c) */
-    unsigned char *ocsp_resp; /* server: to staple; client: stapled by the server */
-    size_t ocsp_resp_len;
-    uint8_t *sct_list;        /* server: SSL_set_signed_cert_timestamp_list; NULL: the context's */
-    size_t sct_list_len;
-    uint8_t *peer_sct_list;   /* client: the server's SCT list, or the resumed session's */
-    size_t peer_sct_list_len;
     int sct_requested;        /* client: ask for SCTs (sct.c) */
+    struct ssl_cold *cold;    /* what few connections have, made on first write (cold_get) */
 
     /* callbacks.c: the handshake facts the callbacks and the getters report */
     uint8_t hand_state;        /* OSSL_HANDSHAKE_STATE of the last message sent or received */
@@ -688,23 +682,11 @@ struct ssl_st {
 
     struct hs *hs;
 
-    /* compat_tcp.c: BIOs held with OpenSSL's ownership rules, never used (QUIC has no record layer) */
-    BIO *rbio, *wbio;
-    SSL_async_callback_fn async_cb;
-    void *async_cb_arg;
-
-    /* callbacks.c: callbacks (the info callback falls back to the context's at call time, as
-       OpenSSL) */
-    void (*info_callback)(const SSL *, int, int);
-    void (*msg_callback)(int, int, int, const void *, size_t, SSL *, void *);
-    void *msg_callback_arg;
-
     /* Tickets (nst.c) */
     size_t extra_tickets;      /* server: SSL_new_session_ticket requests not yet sent */
     uint64_t tickets_sent;     /* server: the nonce counter of this connection's tickets */
     uint32_t ticket_max_early_data; /* client: the NewSessionTicket being read's early_data */
     uint8_t tickets_allowed;   /* server: the client offered psk_dhe_ke (§4.2.9) */
-    int post_handshake_auth;   /* SSL_set_post_handshake_auth: stored, no effect in QUIC */
 
     /* sigalgs.c */
     uint16_t peer_sigscheme, own_sigscheme; /* the CertificateVerify schemes, 0 if none */
@@ -713,16 +695,62 @@ struct ssl_st {
 
     STACK_OF(X509) *verified_chain; /* cert.c: the chain X509_verify_cert built */
     struct seclevel sec;            /* seclevel.c */
-    struct dh_params dh;            /* dh.c: stored only */
     uint8_t *raw_ciphers;           /* server: the ClientHello's cipher_suites (SSL_get0_raw_cipherlist) */
     size_t raw_ciphers_len;
-    STACK_OF(SSL_CIPHER) *cipher_stack;        /* cipher_lists.c: SSL_get_ciphers' view, owned */
-    STACK_OF(SSL_CIPHER) *client_cipher_stack; /* cipher_lists.c: SSL_get_client_ciphers' */
     uint32_t custom_ext_sent;           /* custom_ext.c: client: the custom extensions offered */
     uint32_t custom_ext_received;       /* custom_ext.c: server: the ones the client sent */
     struct cert_comp_pref cert_comp;    /* cert_comp.c: from the context or SSL_set1_... */
     uint8_t cert_comp_client, cert_comp_server; /* the algorithm each side's Certificate used */
 };
+
+/*
+ * Settings and state few connections have, behind ssl_st.cold: a QUIC connection seldom has
+ * BIOs, callbacks of its own, DH settings, CA lists, OCSP or SCT data or the cipher stack views,
+ * and these 150-odd bytes are made only when one is written (cold_get). cold_peek reads them,
+ * all zero when none was made. Freed with the connection (each module frees its members).
+ */
+struct ssl_cold {
+    /* compat_tcp.c: BIOs held with OpenSSL's ownership rules, never used (QUIC has no record layer) */
+    BIO *rbio, *wbio;
+    SSL_async_callback_fn async_cb;
+    void *async_cb_arg;
+    /* callbacks.c: the info callback falls back to the context's at call time, as OpenSSL */
+    void (*info_callback)(const SSL *, int, int);
+    void (*msg_callback)(int, int, int, const void *, size_t, SSL *, void *);
+    void *msg_callback_arg;
+    int post_handshake_auth; /* SSL_set_post_handshake_auth: stored, no effect in QUIC */
+    struct dh_params dh;     /* dh.c: stored only */
+    STACK_OF(X509_NAME) *client_ca, *ca_names; /* set on the connection; NULL: the context's */
+    STACK_OF(X509_NAME) *peer_ca_names;        /* the peer's certificate_authorities (ca_list.c) */
+    unsigned char *ocsp_resp; /* ocsp.c: server: to staple; client: stapled by the server */
+    size_t ocsp_resp_len;
+    uint8_t *sct_list;        /* sct.c: server: SSL_set_signed_cert_timestamp_list; NULL: ctx's */
+    size_t sct_list_len;
+    uint8_t *peer_sct_list;   /* client: the server's SCT list, or the resumed session's */
+    size_t peer_sct_list_len;
+    STACK_OF(SSL_CIPHER) *cipher_stack;        /* cipher_lists.c: SSL_get_ciphers' view, owned */
+    STACK_OF(SSL_CIPHER) *client_cipher_stack; /* cipher_lists.c: SSL_get_client_ciphers' */
+};
+
+static inline const struct ssl_cold *cold_peek(const SSL *s)
+{
+    static const struct ssl_cold none;
+    return s->cold != NULL ? s->cold : &none;
+}
+
+/* The connection's cold part, made zeroed on first use; NULL (error raised) if memory ran out. */
+static inline struct ssl_cold *cold_get(SSL *s)
+{
+    if (s->cold == NULL && (s->cold = OPENSSL_zalloc(sizeof(*s->cold))) == NULL)
+        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+    return s->cold;
+}
+
+/* The cold part to store a value in: made if `needed`, else only the existing one (NULL: none). */
+static inline struct ssl_cold *cold_for(SSL *s, int needed)
+{
+    return needed ? cold_get(s) : s->cold;
+}
 
 /* Handshake message types (RFC 8446 §4). */
 enum {

@@ -33,17 +33,23 @@ long ocsp_set_response(SSL *s, unsigned char *resp, long len)
         ERR_raise_data(ERR_LIB_SSL, SSL_R_BAD_LENGTH, "OCSP response of %ld bytes", len);
         return 0;
     }
-    OPENSSL_free(s->ocsp_resp);
-    s->ocsp_resp = resp;
-    s->ocsp_resp_len = (size_t)len;
+    struct ssl_cold *k = cold_for(s, resp != NULL);
+    if (k == NULL) {
+        OPENSSL_free(resp);
+        return resp == NULL;
+    }
+    OPENSSL_free(k->ocsp_resp);
+    k->ocsp_resp = resp;
+    k->ocsp_resp_len = (size_t)len;
     return 1;
 }
 
 /* The response's length and bytes; -1 (and NULL) when there is none. */
 long ocsp_get_response(const SSL *s, const unsigned char **out)
 {
-    *out = s->ocsp_resp;
-    return s->ocsp_resp != NULL ? (long)s->ocsp_resp_len : -1;
+    const struct ssl_cold *k = cold_peek(s);
+    *out = k->ocsp_resp;
+    return k->ocsp_resp != NULL ? (long)k->ocsp_resp_len : -1;
 }
 
 /* ---- client ---- */
@@ -159,7 +165,7 @@ int ocsp_server_run_cb(SSL *c)
     int r = ctx->status_cb(c, ctx->status_arg);
     switch (r) {
     case SSL_TLSEXT_ERR_OK:
-        c->hs->staple_ocsp = c->ocsp_resp != NULL;
+        c->hs->staple_ocsp = cold_peek(c)->ocsp_resp != NULL;
         return 1;
     case SSL_TLSEXT_ERR_NOACK:
         return 1;
@@ -175,7 +181,7 @@ int ocsp_server_write_response(SSL *c, struct wr *w)
         return EXT_NOT_SENT;
     wr_u8(w, TLSEXT_STATUSTYPE_ocsp);
     size_t resp = wr_open_vec(w, 3);
-    wr_bytes(w, c->ocsp_resp, c->ocsp_resp_len);
+    wr_bytes(w, c->cold->ocsp_resp, c->cold->ocsp_resp_len); /* staple_ocsp: it exists */
     wr_close_vec(w, resp, 3);
     return 1;
 }

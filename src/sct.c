@@ -63,7 +63,8 @@ int SSL_CTX_set_signed_cert_timestamp_list(SSL_CTX *ctx, const uint8_t *list, si
 
 int SSL_set_signed_cert_timestamp_list(SSL *ssl, const uint8_t *list, size_t list_len)
 {
-    return set_list(&ssl->sct_list, &ssl->sct_list_len, list, list_len);
+    struct ssl_cold *k = cold_get(ssl);
+    return k != NULL && set_list(&k->sct_list, &k->sct_list_len, list, list_len);
 }
 
 /*
@@ -72,21 +73,39 @@ int SSL_set_signed_cert_timestamp_list(SSL *ssl, const uint8_t *list, size_t lis
  */
 void SSL_get0_signed_cert_timestamp_list(const SSL *ssl, const uint8_t **out, size_t *out_len)
 {
-    *out = ssl->peer_sct_list;
-    *out_len = ssl->peer_sct_list_len;
+    const struct ssl_cold *k = cold_peek(ssl);
+    *out = k->peer_sct_list;
+    *out_len = k->peer_sct_list_len;
 }
 
 void sct_free(SSL_CTX *ctx, SSL *ssl)
 {
     if (ctx != NULL)
         OPENSSL_free(ctx->sct_list);
-    if (ssl != NULL) {
-        OPENSSL_free(ssl->sct_list);
-        OPENSSL_free(ssl->peer_sct_list);
+    if (ssl != NULL && ssl->cold != NULL) {
+        OPENSSL_free(ssl->cold->sct_list);
+        OPENSSL_free(ssl->cold->peer_sct_list);
     }
 }
 
 /* ---- client ---- */
+
+/* The server's list becomes a copy of `list` (none if len is 0), in the cold part (internal.h). */
+static int keep_peer_list(SSL *c, const uint8_t *list, size_t len)
+{
+    struct ssl_cold *k = cold_for(c, len != 0);
+    uint8_t *copy = len != 0 ? OPENSSL_memdup(list, len) : NULL;
+    if (len != 0 && (k == NULL || copy == NULL)) {
+        OPENSSL_free(copy);
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+    }
+    if (k == NULL)
+        return 1;
+    OPENSSL_free(k->peer_sct_list);
+    k->peer_sct_list = copy;
+    k->peer_sct_list_len = len;
+    return 1;
+}
 
 /* The signed_certificate_timestamp row, ClientHello: the request is empty (RFC 6962 §3.3.1). */
 int sct_client_write_request(SSL *c, struct wr *w)
@@ -106,28 +125,13 @@ int sct_client_take_list(SSL *c, const struct rd *body)
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (!c->hs->cert_entry_is_leaf)
         return 1;
-    uint8_t *copy = OPENSSL_memdup(body->p, body->n);
-    if (copy == NULL)
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
-    OPENSSL_free(c->peer_sct_list);
-    c->peer_sct_list = copy;
-    c->peer_sct_list_len = body->n;
-    return 1;
+    return keep_peer_list(c, body->p, body->n);
 }
 
 /* A resumption: the list is the one of the handshake that made the session (or none). */
 int sct_adopt_session(SSL *c, const SSL_SESSION *s)
 {
-    OPENSSL_free(c->peer_sct_list);
-    c->peer_sct_list = NULL;
-    c->peer_sct_list_len = 0;
-    if (s->sct_list_len == 0)
-        return 1;
-    c->peer_sct_list = OPENSSL_memdup(s->sct_list, s->sct_list_len);
-    if (c->peer_sct_list == NULL)
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
-    c->peer_sct_list_len = s->sct_list_len;
-    return 1;
+    return keep_peer_list(c, s->sct_list, s->sct_list_len);
 }
 
 /* ---- server ---- */
@@ -147,8 +151,9 @@ int sct_server_take_request(SSL *c, const struct rd *body)
 /* The leaf CertificateEntry's extension: the connection's list, else the context's; if asked. */
 int sct_server_write_list(SSL *c, struct wr *w)
 {
-    const uint8_t *list = c->sct_list != NULL ? c->sct_list : c->ctx->sct_list;
-    size_t len = c->sct_list != NULL ? c->sct_list_len : c->ctx->sct_list_len;
+    const struct ssl_cold *k = cold_peek(c);
+    const uint8_t *list = k->sct_list != NULL ? k->sct_list : c->ctx->sct_list;
+    size_t len = k->sct_list != NULL ? k->sct_list_len : c->ctx->sct_list_len;
     if (!c->server || c->hs == NULL || !c->hs->send_sct || len == 0)
         return EXT_NOT_SENT;
     wr_bytes(w, list, len);

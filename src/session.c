@@ -851,7 +851,8 @@ SSL_SESSION *session_new_from_conn(SSL *c)
     memcpy(s->sid_ctx, c->sid_ctx, sizeof(s->sid_ctx));
     s->sid_ctx_len = c->sid_ctx_len;
     if ((c->hostname != NULL && !replace_string(&s->hostname, c->hostname, strlen(c->hostname))) ||
-        !replace_bytes(&s->sct_list, &s->sct_list_len, c->peer_sct_list, c->peer_sct_list_len) ||
+        !replace_bytes(&s->sct_list, &s->sct_list_len, cold_peek(c)->peer_sct_list,
+                       cold_peek(c)->peer_sct_list_len) ||
         (c->peer_cert != NULL && !X509_up_ref(c->peer_cert)) ||
         (c->peer_cert == NULL && c->peer_session != NULL && !copy_peer(s, c->peer_session))) {
         SSL_SESSION_free(s);

@@ -36,11 +36,17 @@ static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
     c->status_type = ctx->status_type;
     c->passwd_cb = ctx->passwd_cb;
     c->passwd_arg = ctx->passwd_arg;
-    c->async_cb = ctx->async_cb;
-    c->async_cb_arg = ctx->async_cb_arg;
-    c->msg_callback = ctx->msg_callback;
-    c->msg_callback_arg = ctx->msg_callback_arg;
-    c->post_handshake_auth = ctx->post_handshake_auth;
+    if (ctx->async_cb != NULL || ctx->async_cb_arg != NULL || ctx->msg_callback != NULL ||
+        ctx->msg_callback_arg != NULL || ctx->post_handshake_auth) {
+        struct ssl_cold *k = cold_get(c); /* internal.h: made only for these settings */
+        if (k == NULL)
+            return 0;
+        k->async_cb = ctx->async_cb;
+        k->async_cb_arg = ctx->async_cb_arg;
+        k->msg_callback = ctx->msg_callback;
+        k->msg_callback_arg = ctx->msg_callback_arg;
+        k->post_handshake_auth = ctx->post_handshake_auth;
+    }
     c->sigalgs = ctx->sigalgs;
     c->client_sigalgs = ctx->client_sigalgs;
     c->sec = ctx->sec;
@@ -117,7 +123,6 @@ void SSL_free(SSL *s)
     OPENSSL_free(s->alpn);
     sbuf_free(&s->alpn_selected);
     sbuf_free(&s->peer_groups);
-    OPENSSL_free(s->ocsp_resp);
     sct_free(NULL, s);
     X509_VERIFY_PARAM_free(s->param);
     OPENSSL_free(s->verify_host);
@@ -126,10 +131,14 @@ void SSL_free(SSL *s)
     OPENSSL_free(s->certs);
     ca_list_free(NULL, s);
     sk_X509_pop_free(s->verified_chain, X509_free);
-    dh_params_free(&s->dh);
     OPENSSL_free(s->raw_ciphers);
-    sk_SSL_CIPHER_free(s->cipher_stack);
-    sk_SSL_CIPHER_free(s->client_cipher_stack);
+    if (s->cold != NULL) {
+        OPENSSL_free(s->cold->ocsp_resp);
+        dh_params_free(&s->cold->dh);
+        sk_SSL_CIPHER_free(s->cold->cipher_stack);
+        sk_SSL_CIPHER_free(s->cold->client_cipher_stack);
+        OPENSSL_free(s->cold);
+    }
     SSL_CTX_free(s->ctx);
     OPENSSL_free(s);
 }
@@ -739,9 +748,12 @@ long SSL_ctrl(SSL *s, int cmd, long larg, void *parg)
     case SSL_CTRL_GET_TMP_KEY:
         /* The ephemeral key is freed with the handshake state: qtls does not keep it. */
         return qtls_not_implemented("SSL_get_tmp_key");
-    case SSL_CTRL_SET_MSG_CALLBACK_ARG:
-        s->msg_callback_arg = parg; /* callbacks.c */
-        return 1;
+    case SSL_CTRL_SET_MSG_CALLBACK_ARG: { /* callbacks.c */
+        struct ssl_cold *k = cold_for(s, parg != NULL);
+        if (k != NULL)
+            k->msg_callback_arg = parg;
+        return k != NULL || parg == NULL;
+    }
     case SSL_CTRL_SET_TLSEXT_STATUS_REQ_TYPE:
         return ocsp_set_status_type(&s->status_type, larg);
     case SSL_CTRL_GET_TLSEXT_STATUS_REQ_TYPE:
