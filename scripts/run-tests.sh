@@ -3,7 +3,9 @@
 # shows its output, and ends with one line "N passed, N failed" summed from
 # cmocka's summary lines. A binary that ends without a summary (crash,
 # sanitizer abort, timeout) or exits non-zero while its summary reports no
-# failure counts as one failed test. Exits non-zero if anything failed.
+# failure counts as one failed test, and so does a ThreadSanitizer report in
+# its output whatever the status (TSAN_OPTIONS=exitcode=0, or a child process
+# whose status is not read). Exits non-zero if anything failed.
 # QTLS_SKIPPED names the suites make check was asked to skip (SKIP=...); the
 # summary line then ends with them, so a skip is never silent.
 set -uo pipefail
@@ -37,6 +39,9 @@ for bin in "$@"; do
         f=$((f + 1))
     elif [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
         echo "=== $bin: exit status $status with no failed test reported"
+        f=1
+    elif [ "$f" -eq 0 ] && grep -q '^WARNING: ThreadSanitizer:' "$log"; then
+        echo "=== $bin: ThreadSanitizer report with exit status $status"
         f=1
     fi
     passed=$((passed + p))
