@@ -590,3 +590,141 @@ X509 *cert_decode(SSL_CTX *ctx, const uint8_t *der, size_t len)
         cache_insert(cache, der, len, x);
     return x;
 }
+
+/* ------------------------------------------------------------------ */
+/* Hashed directories, filled before they are shared                   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * libcrypto's hash_dir lookup (X509_LOOKUP_hash_dir) loads <hash>.N files during
+ * verification and adds their certificates straight to the shared store, extension caches
+ * empty: the first verifiers then fill one certificate's cache while others read it
+ * (ThreadSanitizer, tests/test_threads.c, issue 13). This lookup puts the same hash_dir
+ * lookup on a staging store of its own, used under one lock; what it loaded has its caches
+ * filled there and only then is added to the shared store, whose lock publishes it. The
+ * directory is searched as hash_dir searches it (same ctrl commands, same files); the answer
+ * is a borrowed reference to the shared store's object, as hash_dir gives.
+ */
+struct hashed_dir {
+    CRYPTO_RWLOCK *lock;
+    X509_STORE *staging;
+    X509_LOOKUP *dir; /* hash_dir, on staging */
+};
+
+static int hashed_dir_new(X509_LOOKUP *lu)
+{
+    struct hashed_dir *d = OPENSSL_zalloc(sizeof(*d));
+    if (d == NULL || (d->lock = CRYPTO_THREAD_lock_new()) == NULL ||
+        (d->staging = X509_STORE_new()) == NULL ||
+        (d->dir = X509_STORE_add_lookup(d->staging, X509_LOOKUP_hash_dir())) == NULL ||
+        !X509_LOOKUP_set_method_data(lu, d)) {
+        if (d != NULL) {
+            X509_STORE_free(d->staging);
+            CRYPTO_THREAD_lock_free(d->lock);
+        }
+        OPENSSL_free(d);
+        return 0;
+    }
+    return 1;
+}
+
+static void hashed_dir_free(X509_LOOKUP *lu)
+{
+    struct hashed_dir *d = X509_LOOKUP_get_method_data(lu);
+    if (d == NULL)
+        return;
+    X509_STORE_free(d->staging); /* frees d->dir */
+    CRYPTO_THREAD_lock_free(d->lock);
+    OPENSSL_free(d);
+}
+
+/* X509_L_ADD_DIR (X509_LOOKUP_add_dir), and whatever else hash_dir answers. */
+static int hashed_dir_ctrl(X509_LOOKUP *lu, int cmd, const char *argc, long argl, char **ret)
+{
+    struct hashed_dir *d = X509_LOOKUP_get_method_data(lu);
+    if (d == NULL || !CRYPTO_THREAD_write_lock(d->lock))
+        return 0;
+    int r = X509_LOOKUP_ctrl(d->dir, cmd, argc, argl, ret);
+    CRYPTO_THREAD_unlock(d->lock);
+    return r;
+}
+
+/* Everything staged, caches filled, into the shared store (duplicates are ignored). */
+static int hashed_dir_publish(struct hashed_dir *d, X509_STORE *store)
+{
+    if (!X509_STORE_lock(d->staging))
+        return 0;
+    STACK_OF(X509_OBJECT) *objs = X509_STORE_get0_objects(d->staging);
+    int ok = 1;
+    for (int i = 0; ok && i < sk_X509_OBJECT_num(objs); i++) {
+        X509_OBJECT *o = sk_X509_OBJECT_value(objs, i);
+        X509 *x = X509_OBJECT_get0_X509(o);
+        X509_CRL *crl = X509_OBJECT_get0_X509_CRL(o);
+        if (x != NULL) {
+            cert_fill_extension_cache(x); /* x is ours alone until the store has it */
+            ok = X509_STORE_add_cert(store, x);
+        } else if (crl != NULL) {
+            ok = X509_STORE_add_crl(store, crl);
+        }
+    }
+    X509_STORE_unlock(d->staging);
+    return ok;
+}
+
+static int hashed_dir_by_subject(X509_LOOKUP *lu, X509_LOOKUP_TYPE type, const X509_NAME *name,
+                                 X509_OBJECT *ret)
+{
+    struct hashed_dir *d = X509_LOOKUP_get_method_data(lu);
+    X509_STORE *store = X509_LOOKUP_get_store(lu);
+    X509_OBJECT *staged = X509_OBJECT_new();
+    if (d == NULL || store == NULL || staged == NULL || !CRYPTO_THREAD_write_lock(d->lock)) {
+        X509_OBJECT_free(staged);
+        return 0;
+    }
+    /* hash_dir's answer borrows the staging store's reference: take one of our own */
+    int found = X509_LOOKUP_by_subject(d->dir, type, name, staged) &&
+                X509_OBJECT_up_ref_count(staged) && hashed_dir_publish(d, store);
+    CRYPTO_THREAD_unlock(d->lock);
+    X509_OBJECT_free(staged);
+    if (!found || !X509_STORE_lock(store))
+        return 0;
+    /* The shared store's object, borrowed as hash_dir's is: the caller takes a reference. */
+    X509_OBJECT *o = X509_OBJECT_retrieve_by_subject(X509_STORE_get0_objects(store), type, name);
+    X509 *x = o != NULL ? X509_OBJECT_get0_X509(o) : NULL;
+    X509_CRL *crl = o != NULL ? X509_OBJECT_get0_X509_CRL(o) : NULL;
+    if (x != NULL)
+        found = X509_OBJECT_set1_X509(ret, x);
+    else if (crl != NULL)
+        found = X509_OBJECT_set1_X509_CRL(ret, crl);
+    else
+        found = 0;
+    X509_STORE_unlock(store);
+    if (found && x != NULL)
+        X509_free(x); /* the store keeps it alive */
+    else if (found)
+        X509_CRL_free(crl);
+    return found;
+}
+
+static CRYPTO_ONCE hashed_dir_once = CRYPTO_ONCE_STATIC_INIT;
+static X509_LOOKUP_METHOD *hashed_dir_method;
+
+static void make_hashed_dir_method(void)
+{
+    X509_LOOKUP_METHOD *m = X509_LOOKUP_meth_new("qtls hashed directory");
+    if (m == NULL || !X509_LOOKUP_meth_set_new_item(m, hashed_dir_new) ||
+        !X509_LOOKUP_meth_set_free(m, hashed_dir_free) ||
+        !X509_LOOKUP_meth_set_ctrl(m, hashed_dir_ctrl) ||
+        !X509_LOOKUP_meth_set_get_by_subject(m, hashed_dir_by_subject)) {
+        X509_LOOKUP_meth_free(m);
+        return;
+    }
+    hashed_dir_method = m;
+}
+
+X509_LOOKUP_METHOD *cert_hashed_dir_lookup(void)
+{
+    if (!CRYPTO_THREAD_run_once(&hashed_dir_once, make_hashed_dir_method))
+        return NULL;
+    return hashed_dir_method;
+}

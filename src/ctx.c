@@ -399,9 +399,20 @@ int SSL_CTX_load_verify_file(SSL_CTX *ctx, const char *CAfile)
     return 1;
 }
 
+/* The store's hashed-directory lookup: qtls's in place of hash_dir's, which
+   X509_STORE_load_path and X509_STORE_set_default_paths add (cert_hashed_dir_lookup says
+   why). */
+static X509_LOOKUP *store_dir_lookup(X509_STORE *store)
+{
+    X509_LOOKUP_METHOD *m = cert_hashed_dir_lookup();
+    return m != NULL ? X509_STORE_add_lookup(store, m) : NULL;
+}
+
+/* As X509_STORE_load_path (a NULL or empty path fails there too, in hash_dir's ctrl). */
 int SSL_CTX_load_verify_dir(SSL_CTX *ctx, const char *CApath)
 {
-    return X509_STORE_load_path(ctx->store, CApath);
+    X509_LOOKUP *lu = store_dir_lookup(ctx->store);
+    return lu != NULL && X509_LOOKUP_add_dir(lu, CApath, X509_FILETYPE_PEM) == 1;
 }
 
 int SSL_CTX_load_verify_store(SSL_CTX *ctx, const char *CAstore)
@@ -423,10 +434,22 @@ int SSL_CTX_load_verify_locations(SSL_CTX *ctx, const char *CAfile, const char *
     return CApath == NULL || SSL_CTX_load_verify_dir(ctx, CApath);
 }
 
+/* As X509_STORE_set_default_paths: the default file, directory (SSL_CERT_DIR or
+   X509_get_default_cert_dir) and store URI, the directory through store_dir_lookup. */
 int SSL_CTX_set_default_verify_paths(SSL_CTX *ctx)
 {
-    if (!X509_STORE_set_default_paths(ctx->store))
+    X509_LOOKUP *lu = X509_STORE_add_lookup(ctx->store, X509_LOOKUP_file());
+    if (lu == NULL)
         return 0;
+    (void)X509_LOOKUP_load_file(lu, NULL, X509_FILETYPE_DEFAULT);
+    if ((lu = store_dir_lookup(ctx->store)) == NULL)
+        return 0;
+    (void)X509_LOOKUP_add_dir(lu, NULL, X509_FILETYPE_DEFAULT);
+    lu = X509_STORE_add_lookup(ctx->store, X509_LOOKUP_store());
+    if (lu == NULL)
+        return 0;
+    (void)X509_LOOKUP_add_store(lu, NULL);
+    ERR_clear_error(); /* a default location that is absent is not an error */
     store_fill_extension_caches(ctx->store);
     return 1;
 }

@@ -789,6 +789,8 @@ int cert_store_ctx_ssl_idx(void);
  */
 X509 *cert_decode(SSL_CTX *ctx, const uint8_t *der, size_t len);
 void cert_fill_extension_cache(X509 *x);
+/* X509_LOOKUP_hash_dir's directories, with caches filled before the store shares them. */
+X509_LOOKUP_METHOD *cert_hashed_dir_lookup(void);
 void cert_cache_free(struct cert_cache *cache);
 
 /* ------------------------------------------------------------------ */
