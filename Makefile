@@ -345,7 +345,7 @@ bogo-run: $(BUILD)/libqtls.a
 # qtls, same configuration, interleaved rounds, one program per library (libssl and libqtls
 # define the same SSL_* symbols). make bench [CALLGRIND=1] [ROUNDS=9] [N=2000]
 BENCH_DIR    = $(BUILD)/bench
-BENCH_CFLAGS = -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE $(CFLAGS)
+BENCH_CFLAGS = -std=c11 -O2 -g -pthread $(WARN) -D_GNU_SOURCE $(CFLAGS)
 BENCH_DEPS   = bench/bench_common.c bench/bench_common.h
 .PHONY: bench bench-run
 bench:

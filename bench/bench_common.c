@@ -3,10 +3,12 @@
 
 #include <dlfcn.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,7 +36,10 @@
 const uint8_t bench_client_tp[BENCH_TP_LEN] = {TP_COMMON, 'c', 'l', 'i', 'e', 'n', 't', 'c', 'i'};
 const uint8_t bench_server_tp[BENCH_TP_LEN] = {TP_COMMON, 's', 'e', 'r', 'v', 'e', 'r', 'c', 'i'};
 
-static char fail_log[2048];
+static _Thread_local char fail_log[2048]; /* per thread: -T runs handshakes in several */
+static int (*prepare_fn)(void);
+
+void bench_set_prepare(int (*fn)(void)) { prepare_fn = fn; }
 
 void bench_fail(const char *fmt, ...)
 {
@@ -76,6 +81,109 @@ static void run_handshakes(const struct bench_lib *lib, const char *what, long n
     for (long i = 0; i < n; i++)
         if (!lib->handshake())
             die_handshake(lib, what, i);
+}
+
+/* k timed handshakes: their CPU and wall seconds, without prepare_fn's work. */
+static void timed_block(const struct bench_lib *lib, long k, double *cpu, double *wall)
+{
+    if (prepare_fn == NULL) {
+        double c0 = now(CLOCK_PROCESS_CPUTIME_ID), w0 = now(CLOCK_MONOTONIC);
+        run_handshakes(lib, "timed", k);
+        *cpu = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
+        *wall = now(CLOCK_MONOTONIC) - w0;
+        return;
+    }
+    *cpu = *wall = 0;
+    for (long i = 0; i < k; i++) {
+        if (!prepare_fn())
+            die_handshake(lib, "prepare for", i);
+        double c0 = now(CLOCK_PROCESS_CPUTIME_ID), w0 = now(CLOCK_MONOTONIC);
+        if (!lib->handshake())
+            die_handshake(lib, "timed", i);
+        *cpu += now(CLOCK_PROCESS_CPUTIME_ID) - c0;
+        *wall += now(CLOCK_MONOTONIC) - w0;
+    }
+}
+
+/* n handshakes under callgrind, collection on for the handshakes only. */
+static void collected_handshakes(const struct bench_lib *lib, long n)
+{
+    if (prepare_fn == NULL) {
+        CALLGRIND_TOGGLE_COLLECT;
+        run_handshakes(lib, "callgrind", n);
+        CALLGRIND_TOGGLE_COLLECT;
+        return;
+    }
+    for (long i = 0; i < n; i++) {
+        if (!prepare_fn())
+            die_handshake(lib, "prepare for", i);
+        CALLGRIND_TOGGLE_COLLECT;
+        int ok = lib->handshake();
+        CALLGRIND_TOGGLE_COLLECT;
+        if (!ok)
+            die_handshake(lib, "callgrind", i);
+    }
+}
+
+/* --- threads (-T) ---------------------------------------------------------- */
+
+struct worker {
+    const struct bench_lib *lib;
+    long n, warm;
+    int cg; /* under callgrind: each thread toggles its own collection */
+    pthread_barrier_t *start;
+};
+
+static void *worker_main(void *v)
+{
+    struct worker *w = v;
+    run_handshakes(w->lib, "warm-up", w->warm);
+    pthread_barrier_wait(w->start);
+    if (w->cg)
+        collected_handshakes(w->lib, w->n);
+    else
+        run_handshakes(w->lib, "threaded", w->n);
+    return NULL;
+}
+
+/*
+ * T threads share the library's contexts, each with its own connections; they warm up,
+ * wait for each other, then each runs n handshakes. Throughput is all the handshakes over
+ * the wall time from the start to the last thread's end; "cores" is CPU over wall time,
+ * which shows whether the threads really ran at once (on a shared host they may not).
+ * The context switches tell why not: a thread that blocks (a contended lock sleeping in
+ * futex) switches voluntarily, one that other processes preempt involuntarily.
+ */
+static void threads_mode(const struct bench_lib *lib, int t, long n, long warm, int cg)
+{
+    pthread_t tid[64];
+    struct worker w = {lib, n, warm, cg, NULL};
+    pthread_barrier_t start;
+    if (t < 1 || t > 64 || pthread_barrier_init(&start, NULL, (unsigned)t + 1) != 0)
+        exit(2);
+    w.start = &start;
+    for (int i = 0; i < t; i++)
+        if (pthread_create(&tid[i], NULL, worker_main, &w) != 0) {
+            fprintf(stderr, "FAIL %s: pthread_create\n", lib->name);
+            exit(1);
+        }
+    struct rusage u0, u1;
+    pthread_barrier_wait(&start);
+    getrusage(RUSAGE_SELF, &u0);
+    double c0 = now(CLOCK_PROCESS_CPUTIME_ID), w0 = now(CLOCK_MONOTONIC);
+    for (int i = 0; i < t; i++)
+        pthread_join(tid[i], NULL);
+    double c1 = now(CLOCK_PROCESS_CPUTIME_ID), w1 = now(CLOCK_MONOTONIC);
+    getrusage(RUSAGE_SELF, &u1);
+    pthread_barrier_destroy(&start);
+    double total = (double)t * (double)n;
+    if (cg)
+        printf("CALLGRIND %s/T%d n=%.0f\n", lib->name, t, total);
+    else
+        printf("THREADS %s threads=%d n=%ld hs_per_s=%.1f cpu_us=%.2f cores=%.2f vcsw=%ld "
+               "ivcsw=%ld\n",
+               lib->name, t, n, total / (w1 - w0), (c1 - c0) * 1e6 / total, (c1 - c0) / (w1 - w0),
+               u1.ru_nvcsw - u0.ru_nvcsw, u1.ru_nivcsw - u0.ru_nivcsw);
 }
 
 /* --- heap readings ------------------------------------------------------- */
@@ -162,13 +270,14 @@ static void heap_mode(const struct bench_lib *lib, long m, long warm)
         lib->pair_release(pairs[i]);
     free(pairs);
 
+    /* Per pair; leaked_bytes is the whole difference, so that a few bytes in all show. */
     if (hc_get != NULL)
-        printf("HEAP %s held client=%.0f server=%.0f leaked=%.0f\n", lib->name,
+        printf("HEAP %s held client=%.0f server=%.0f leaked=%.0f leaked_bytes=%ld\n", lib->name,
                per((long)r1.hc - (long)r2.hc, m), per((long)r2.hc - (long)r3.hc, m),
-               per((long)r3.hc - (long)r0.hc, m));
-    printf("HEAP %s mallinfo client=%.0f server=%.0f leaked=%.0f\n", lib->name,
+               per((long)r3.hc - (long)r0.hc, m), (long)r3.hc - (long)r0.hc);
+    printf("HEAP %s mallinfo client=%.0f server=%.0f leaked=%.0f leaked_bytes=%ld\n", lib->name,
            per((long)r1.mi - (long)r2.mi, m), per((long)r2.mi - (long)r3.mi, m),
-           per((long)r3.mi - (long)r0.mi, m));
+           per((long)r3.mi - (long)r0.mi, m), (long)r3.mi - (long)r0.mi);
 }
 
 /* --- self-test ------------------------------------------------------------ */
@@ -208,7 +317,9 @@ static int selftest(const struct bench_lib *lib)
 
 static void usage(const char *prog)
 {
-    fprintf(stderr, "usage: %s [-d CERTDIR] [-s full|resume|early|hrr] (-t | -n N [-w W] | -c N | -m M)\n",
+    fprintf(stderr,
+            "usage: %s [-d CERTDIR] [-s full|resume|early|hrr|cold] [-T THREADS] "
+            "(-t | -n N [-w W] | -c N [-w W] | -m M)\n",
             prog);
     exit(2);
 }
@@ -216,9 +327,9 @@ static void usage(const char *prog)
 int bench_main(int argc, char **argv, const struct bench_lib *lib)
 {
     const char *certdir = "build/bench", *scen = "full";
-    long n = 2000, warm = 20, cg = 0, heap = 0;
+    long n = 2000, warm = -1, cg = 0, heap = 0, threads = 0;
     int test = 0, opt;
-    while ((opt = getopt(argc, argv, "d:s:tn:w:c:m:")) != -1) {
+    while ((opt = getopt(argc, argv, "d:s:tn:w:c:m:T:")) != -1) {
         switch (opt) {
         case 'd': certdir = optarg; break;
         case 's': scen = optarg; break;
@@ -227,11 +338,17 @@ int bench_main(int argc, char **argv, const struct bench_lib *lib)
         case 'w': warm = atol(optarg); break;
         case 'c': cg = atol(optarg); break;
         case 'm': heap = atol(optarg); break;
+        case 'T': threads = atol(optarg); break;
         default: usage(argv[0]);
         }
     }
-    if (optind != argc || n <= 0 || warm < 0 || cg < 0 || heap < 0)
+    if (optind != argc || n <= 0 || warm < -1 || cg < 0 || heap < 0 || threads < 0 ||
+        threads > 64 || (threads > 0 && (test || heap)))
         usage(argv[0]);
+    if (threads > 1 && !lib->threads) {
+        fprintf(stderr, "FAIL %s: this harness runs in one thread only\n", lib->name);
+        return 3;
+    }
     if (!lib->init(certdir)) {
         fprintf(stderr, "FAIL %s: set-up failed: %s\n", lib->name, fail_log);
         return 1;
@@ -251,14 +368,15 @@ int bench_main(int argc, char **argv, const struct bench_lib *lib)
     int rc = 0;
     if (test) {
         rc = selftest(lib);
+    } else if (threads > 0) {
+        threads_mode(lib, (int)threads, cg > 0 ? cg : n, warm >= 0 ? warm : cg > 0 ? 5 : 20,
+                     cg > 0);
     } else if (cg > 0) {
-        run_handshakes(lib, "warm-up", 5);
-        CALLGRIND_TOGGLE_COLLECT;
-        run_handshakes(lib, "callgrind", cg);
-        CALLGRIND_TOGGLE_COLLECT;
+        run_handshakes(lib, "warm-up", warm >= 0 ? warm : 5);
+        collected_handshakes(lib, cg);
         printf("CALLGRIND %s n=%ld\n", lib->name, cg);
     } else if (heap > 0) {
-        heap_mode(lib, heap, warm);
+        heap_mode(lib, heap, warm >= 0 ? warm : 20);
     } else {
         /*
          * The whole run gives cpu_us and wall_us. It is also cut into blocks of
@@ -266,20 +384,21 @@ int bench_main(int argc, char **argv, const struct bench_lib *lib)
          * host the best block is what the code costs when nothing else competes.
          */
         enum { BLOCK = 100 };
-        run_handshakes(lib, "warm-up", warm);
-        double c0 = now(CLOCK_PROCESS_CPUTIME_ID), w0 = now(CLOCK_MONOTONIC), best = 0;
+        run_handshakes(lib, "warm-up", warm >= 0 ? warm : 20);
+        double cpu = 0, wall = 0, best = 0;
         for (long done = 0; done < n;) {
             long k = n - done < BLOCK ? n - done : BLOCK;
-            double b0 = now(CLOCK_PROCESS_CPUTIME_ID);
-            run_handshakes(lib, "timed", k);
-            double us = (now(CLOCK_PROCESS_CPUTIME_ID) - b0) * 1e6 / (double)k;
+            double bc, bw;
+            timed_block(lib, k, &bc, &bw);
+            double us = bc * 1e6 / (double)k;
             if (k == BLOCK && (best == 0 || us < best))
                 best = us;
+            cpu += bc;
+            wall += bw;
             done += k;
         }
-        double c1 = now(CLOCK_PROCESS_CPUTIME_ID), w1 = now(CLOCK_MONOTONIC);
         printf("TIME %s n=%ld cpu_us=%.2f wall_us=%.2f best_us=%.2f\n", lib->name, n,
-               (c1 - c0) * 1e6 / n, (w1 - w0) * 1e6 / n, best);
+               cpu * 1e6 / n, wall * 1e6 / n, best);
     }
     lib->fini();
     return rc;

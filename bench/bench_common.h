@@ -15,8 +15,16 @@
  *               lines (needs libheapcount.so preloaded for the exact figures)
  *   -d DIR      where cert.pem, key.pem and other.pem are (default build/bench)
  *   -s SCEN     the handshake to measure: full (default), resume, early (resumed +
- *               0-RTT accepted), hrr (HelloRetryRequest); the printed name becomes
- *               <lib>/<SCEN>. The negative cases of -t always use the full handshake.
+ *               0-RTT accepted), hrr (HelloRetryRequest), cold (first contact: a fresh
+ *               client SSL_CTX per handshake, made outside the measurement); the
+ *               printed name becomes <lib>/<SCEN>. The negative cases of -t always use
+ *               the full handshake.
+ *   -T T        with -n: T threads, each W warm-up then N handshakes on the shared
+ *               contexts, started together; prints "THREADS <name> threads=T ..."
+ *               (handshakes per second of wall time, CPU per handshake). With -c: each
+ *               thread collects its own N handshakes.
+ *   -w W        also with -c: the warm-up count (default 5; -w 0 -c 1 is the first
+ *               handshake of the process)
  */
 #ifndef QTLS_BENCH_COMMON_H
 #define QTLS_BENCH_COMMON_H
@@ -69,6 +77,8 @@ struct bench_lib {
      * 1 if the library's harness can do it. NULL: only the full handshake.
      */
     int (*scenario)(const char *name);
+    /* 1 if handshake() may run in several threads at once (thread-local harness state). */
+    int threads;
     /* Frees what init created. */
     void (*fini)(void);
 };
@@ -77,6 +87,13 @@ int bench_main(int argc, char **argv, const struct bench_lib *lib);
 
 /* Appends a reason to the failure log printed when a handshake fails. */
 void bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Called by scenario() (-s cold): fn runs before each measured handshake, outside the
+ * timing and the callgrind collection (the fresh client context). handshake() must also
+ * work without it: the self-test and the warm-ups do not call it.
+ */
+void bench_set_prepare(int (*fn)(void));
 
 /* Path of DIR/name in a static buffer (rotating, 4 at a time). */
 const char *bench_path(const char *certdir, const char *name);

@@ -24,22 +24,28 @@ struct oconn {
     SSL *ssl;
     uint8_t peer_tp[64];
     size_t peer_tp_len;
+    int client_hellos; /* counted on the HRR client only: 2 after a HelloRetryRequest */
 };
 
 struct opair {
     struct oconn c, s;
-    int client_hellos; /* counted on the HRR client only: 2 after a HelloRetryRequest */
 };
 
 static SSL_CTX *cctx, *cctx_wrong_ca, *sctx;
 /* -s resume: contexts with one (stateless) ticket per handshake; -s hrr: a client keying P-256 first */
 static SSL_CTX *cctx_t, *sctx_t, *cctx_hrr;
-static enum { FULL, RESUME, HRR } scen;
-/* The client's session store ("on disk"): the last ticket, as i2d_SSL_SESSION wrote it. */
-static uint8_t stored[4096];
-static size_t stored_len;
-static int got_ticket;
-static struct opair one;
+static enum { FULL, RESUME, HRR, COLD } scen;
+/*
+ * Per thread (-T: threads share the contexts above, never a connection): the client's
+ * session store ("on disk", the last ticket as i2d_SSL_SESSION wrote it) and the pair.
+ */
+static _Thread_local uint8_t stored[4096];
+static _Thread_local size_t stored_len;
+static _Thread_local int got_ticket;
+static _Thread_local struct opair one;
+/* -s cold: the fresh client context of the next handshake, and whether it was used. */
+static SSL_CTX *cold_cctx;
+static int cold_used;
 static int release_buffers;
 
 static int tp_add(SSL *s, unsigned int type, unsigned int context, const unsigned char **out,
@@ -91,19 +97,24 @@ static int common_ctx(SSL_CTX *ctx)
                                   tp_add, NULL, NULL, tp_parse, NULL) == 1;
 }
 
-static SSL_CTX *client_ctx(const char *anchor)
+/* A client context trusting the certificate in the file anchor, or (anchor NULL) the store. */
+static SSL_CTX *client_ctx_with(const char *anchor, X509_STORE *store)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
     if (ctx == NULL || !common_ctx(ctx) ||
         SSL_CTX_set_alpn_protos(ctx, alpn_h3, sizeof(alpn_h3)) != 0 ||
-        SSL_CTX_load_verify_locations(ctx, anchor, NULL) != 1) {
-        bench_fail("client context (%s)", anchor);
+        (anchor != NULL && SSL_CTX_load_verify_locations(ctx, anchor, NULL) != 1)) {
+        bench_fail("client context (%s)", anchor != NULL ? anchor : "shared store");
         SSL_CTX_free(ctx);
         return NULL;
     }
+    if (anchor == NULL)
+        SSL_CTX_set1_cert_store(ctx, store);
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
     return ctx;
 }
+
+static SSL_CTX *client_ctx(const char *anchor) { return client_ctx_with(anchor, NULL); }
 
 static SSL_CTX *server_ctx(const char *dir)
 {
@@ -148,14 +159,32 @@ static int new_session(SSL *ssl, SSL_SESSION *sess)
 static void count_hellos(int write_p, int version, int content_type, const void *buf, size_t len,
                          SSL *ssl, void *arg)
 {
-    struct opair *p = arg;
+    struct oconn *o = SSL_get_app_data(ssl);
     if (write_p && content_type == SSL3_RT_HANDSHAKE && len > 0 &&
         ((const uint8_t *)buf)[0] == SSL3_MT_CLIENT_HELLO)
-        p->client_hellos++;
+        o->client_hellos++;
+}
+
+/*
+ * -s cold, as in bench_qtls.c: a new client context per handshake, configured as cctx and
+ * sharing its trust store; libssl has no certificate decode cache, so this is its full
+ * handshake on a context that has made no connection yet.
+ */
+static int cold_prepare(void)
+{
+    SSL_CTX_free(cold_cctx); /* the last handshake's, freed outside the measurement */
+    cold_cctx = client_ctx_with(NULL, SSL_CTX_get_cert_store(cctx));
+    cold_used = 0;
+    return cold_cctx != NULL;
 }
 
 static int scenario(const char *name)
 {
+    if (strcmp(name, "cold") == 0) {
+        scen = COLD;
+        bench_set_prepare(cold_prepare);
+        return 1;
+    }
     if (strcmp(name, "hrr") == 0) {
         /* The client's first key share is P-256, which the server (X25519 only) does not take. */
         scen = HRR;
@@ -163,7 +192,6 @@ static int scenario(const char *name)
         if (cctx_hrr == NULL)
             return 0;
         SSL_CTX_set_msg_callback(cctx_hrr, count_hellos);
-        SSL_CTX_set_msg_callback_arg(cctx_hrr, &one);
         return SSL_CTX_set1_groups_list(cctx_hrr, "P-256:X25519") == 1;
     }
     if (strcmp(name, "early") == 0)
@@ -192,6 +220,7 @@ static void fini(void)
     SSL_CTX_free(cctx_t);
     SSL_CTX_free(sctx_t);
     SSL_CTX_free(cctx_hrr);
+    SSL_CTX_free(cold_cctx);
 }
 
 static int pair_new(struct opair *p, SSL_CTX *client_ctx_, SSL_CTX *server_ctx_, const char *host)
@@ -274,7 +303,7 @@ static int check(struct opair *p)
     CHECK(sni != NULL && strcmp(sni, BENCH_HOST) == 0);
     /* No NewSessionTicket: nothing is left in flight towards the client. */
     CHECK(BIO_ctrl_pending(SSL_get_rbio(c)) == 0);
-    CHECK(scen != HRR || p->client_hellos == 2);
+    CHECK(scen != HRR || p->c.client_hellos == 2);
 #undef CHECK
     return ok;
 }
@@ -328,7 +357,14 @@ static int handshake(void)
 {
     if (scen == RESUME)
         return handshake_resumed();
-    int ok = pair_new(&one, scen == HRR ? cctx_hrr : cctx, sctx, BENCH_HOST) && run(&one);
+    SSL_CTX *client = scen == HRR ? cctx_hrr : cctx;
+    if (scen == COLD) {
+        if ((cold_cctx == NULL || cold_used) && !cold_prepare())
+            return 0;
+        cold_used = 1;
+        client = cold_cctx;
+    }
+    int ok = pair_new(&one, client, sctx, BENCH_HOST) && run(&one);
     if (!ok) {
         char err[256] = "";
         ERR_error_string_n(ERR_peek_error(), err, sizeof(err));
@@ -394,6 +430,7 @@ int main(int argc, char **argv)
         .pair_free_server = pair_free_server,
         .pair_release = free,
         .scenario = scenario,
+        .threads = 1,
         .fini = fini,
     };
     if (rb != NULL && strcmp(rb, "1") == 0)

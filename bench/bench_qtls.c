@@ -35,12 +35,19 @@ struct qpair {
 static SSL_CTX *cctx, *cctx_wrong_ca, *sctx;
 /* -s resume / early: contexts with one ticket per handshake; -s hrr: a client keying P-256 first */
 static SSL_CTX *cctx_t, *sctx_t, *cctx_hrr;
-static enum { FULL, RESUME, EARLY, HRR } scen;
-/* The client's session store ("on disk"): the last ticket, as i2d_SSL_SESSION wrote it. */
-static uint8_t stored[4096];
-static size_t stored_len;
-static int got_ticket;
-static struct qpair one; /* the timed handshakes reuse one transport */
+static enum { FULL, RESUME, EARLY, HRR, COLD } scen;
+/*
+ * Per thread (-T: threads share the contexts above, never a connection): the client's
+ * session store ("on disk", the last ticket as i2d_SSL_SESSION wrote it) and the one
+ * transport that every handshake of the thread reuses.
+ */
+static _Thread_local uint8_t stored[4096];
+static _Thread_local size_t stored_len;
+static _Thread_local int got_ticket;
+static _Thread_local struct qpair one;
+/* -s cold: the fresh client context of the next handshake, and whether it was used. */
+static SSL_CTX *cold_cctx;
+static int cold_used;
 
 static int set_secrets(SSL *ssl, OSSL_ENCRYPTION_LEVEL level, const uint8_t *rs,
                        const uint8_t *ws, size_t len)
@@ -107,19 +114,24 @@ static int common_ctx(SSL_CTX *ctx)
            SSL_CTX_set1_sigalgs_list(ctx, "ECDSA+SHA256") == 1;
 }
 
-static SSL_CTX *client_ctx(const char *anchor)
+/* A client context trusting the certificate in the file anchor, or (anchor NULL) the store. */
+static SSL_CTX *client_ctx_with(const char *anchor, X509_STORE *store)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
     if (ctx == NULL || !common_ctx(ctx) ||
         SSL_CTX_set_alpn_protos(ctx, alpn_h3, sizeof(alpn_h3)) != 0 ||
-        SSL_CTX_load_verify_locations(ctx, anchor, NULL) != 1) {
-        bench_fail("client context (%s)", anchor);
+        (anchor != NULL && SSL_CTX_load_verify_locations(ctx, anchor, NULL) != 1)) {
+        bench_fail("client context (%s)", anchor != NULL ? anchor : "shared store");
         SSL_CTX_free(ctx);
         return NULL;
     }
+    if (anchor == NULL)
+        SSL_CTX_set1_cert_store(ctx, store);
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
     return ctx;
 }
+
+static SSL_CTX *client_ctx(const char *anchor) { return client_ctx_with(anchor, NULL); }
 
 static SSL_CTX *server_ctx(const char *dir)
 {
@@ -159,8 +171,27 @@ static int new_session(SSL *ssl, SSL_SESSION *sess)
     return 0; /* the reference stays with the caller */
 }
 
+/*
+ * -s cold, first contact: a new client context per handshake, configured as cctx and
+ * sharing its trust store (loaded once, as a client's is), so the handshake starts with
+ * an empty certificate decode cache and no session. The server context stays: every
+ * client is new to a server anyway, and this one sends no tickets.
+ */
+static int cold_prepare(void)
+{
+    SSL_CTX_free(cold_cctx); /* the last handshake's, freed outside the measurement */
+    cold_cctx = client_ctx_with(NULL, SSL_CTX_get_cert_store(cctx));
+    cold_used = 0;
+    return cold_cctx != NULL;
+}
+
 static int scenario(const char *name)
 {
+    if (strcmp(name, "cold") == 0) {
+        scen = COLD;
+        bench_set_prepare(cold_prepare);
+        return 1;
+    }
     if (strcmp(name, "hrr") == 0) {
         /* The client's first key share is P-256, which the server (X25519 only) does not take. */
         scen = HRR;
@@ -191,6 +222,7 @@ static void fini(void)
     SSL_CTX_free(cctx_t);
     SSL_CTX_free(sctx_t);
     SSL_CTX_free(cctx_hrr);
+    SSL_CTX_free(cold_cctx);
 }
 
 static void reset_side(struct qside *q)
@@ -361,7 +393,14 @@ static int handshake(void)
 {
     if (scen == RESUME || scen == EARLY)
         return handshake_resumed();
-    int ok = pair_new(&one, scen == HRR ? cctx_hrr : cctx, sctx, BENCH_HOST) && run(&one);
+    SSL_CTX *client = scen == HRR ? cctx_hrr : cctx;
+    if (scen == COLD) {
+        if ((cold_cctx == NULL || cold_used) && !cold_prepare())
+            return 0;
+        cold_used = 1;
+        client = cold_cctx;
+    }
+    int ok = pair_new(&one, client, sctx, BENCH_HOST) && run(&one);
     if (!ok)
         bench_fail("handshake did not complete (client alert %d, server alert %d)",
                    one.c.last_alert, one.s.last_alert);
@@ -384,26 +423,40 @@ static int handshake_neg(enum bench_neg neg)
     return ok;
 }
 
-static void *pair_alloc(void) { return calloc(1, sizeof(struct qpair)); }
+/*
+ * Heap mode: an established pair keeps its two SSL objects only. The handshake runs over
+ * the thread's one transport (a QUIC stack's would be its own, and is not counted), so
+ * 100 000 pairs fit (a struct qpair is 33 KB of buffers). Nothing calls back into an
+ * established connection's app data here.
+ */
+struct qconn {
+    SSL *c, *s;
+};
+
+static void *pair_alloc(void) { return calloc(1, sizeof(struct qconn)); }
 
 static int pair_establish(void *v)
 {
-    struct qpair *p = v;
-    return pair_new(p, cctx, sctx, BENCH_HOST) && run(p) && check(p);
+    struct qconn *p = v;
+    int ok = pair_new(&one, cctx, sctx, BENCH_HOST) && run(&one) && check(&one);
+    p->c = one.c.ssl;
+    p->s = one.s.ssl;
+    one.c.ssl = one.s.ssl = NULL;
+    return ok;
 }
 
 static void pair_free_client(void *v)
 {
-    struct qpair *p = v;
-    SSL_free(p->c.ssl);
-    p->c.ssl = NULL;
+    struct qconn *p = v;
+    SSL_free(p->c);
+    p->c = NULL;
 }
 
 static void pair_free_server(void *v)
 {
-    struct qpair *p = v;
-    SSL_free(p->s.ssl);
-    p->s.ssl = NULL;
+    struct qconn *p = v;
+    SSL_free(p->s);
+    p->s = NULL;
 }
 
 int main(int argc, char **argv)
@@ -419,6 +472,7 @@ int main(int argc, char **argv)
         .pair_free_server = pair_free_server,
         .pair_release = free,
         .scenario = scenario,
+        .threads = 1,
         .fini = fini,
     };
     return bench_main(argc, argv, &lib);

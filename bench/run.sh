@@ -6,10 +6,12 @@
 # results are written there (results.md, times.txt, heap.txt, callgrind.*).
 #
 # Knobs (environment): ROUNDS (9) rounds of N (2000) handshakes per library,
-# interleaved; HEAP_M (1000) pairs for the heap figures; CALLGRIND=1 adds the
-# instruction counts (CG_N=200 handshakes under valgrind per library) and
-# qtls's inclusive profile; CPU (1) the core to pin to, when taskset exists
-# and there is more than one.
+# interleaved; HEAP_M (1000) pairs for the heap figures; HEAP_BIG (100000) qtls
+# pairs kept alive at once for the large heap figure (0: skip it); T_ROUNDS (5)
+# rounds of T_N (1000) handshakes per thread, 1 thread then 2 (order alternating),
+# unpinned; CALLGRIND=1 adds the instruction counts (CG_N=200 handshakes under
+# valgrind per library) and qtls's inclusive profile; CPU (1) the core to pin the
+# one-thread runs to, when taskset exists and there is more than one.
 set -eu
 
 if [ $# -ne 1 ]; then
@@ -20,18 +22,24 @@ dir=$1
 ROUNDS=${ROUNDS:-9}
 N=${N:-2000}
 HEAP_M=${HEAP_M:-1000}
+HEAP_BIG=${HEAP_BIG:-100000}
+T_ROUNDS=${T_ROUNDS:-5}
+T_N=${T_N:-1000}
 CG_N=${CG_N:-200}
 CALLGRIND=${CALLGRIND:-}
 CPU=${CPU:-1}
 libs="openssl gnutls qtls"
 # The other handshakes (bench_*.c -s): the libraries whose harness can do each.
-scens="resume early hrr"
+# cold: first contact, a fresh client SSL_CTX (sharing the loaded trust store) per handshake.
+scens="resume early hrr cold"
 scen_libs() { # SCEN
     case $1 in
     early) echo qtls ;; # OpenSSL 3.0 libssl has no QUIC API, so no QUIC 0-RTT
     *) echo "openssl qtls" ;;
     esac
 }
+# The handshakes timed in 1 and 2 threads sharing one client and one server SSL_CTX.
+tscens="full resume early"
 
 # --- the certificate: ECDSA P-256, self-signed, CN and SAN localhost, CA:TRUE ---
 # (openssl req -x509 adds basicConstraints CA:TRUE). other.pem is a second one with
@@ -117,6 +125,33 @@ for s in $scens; do
     done
 done
 
+# --- 2c. threads: 1 then 2 threads on the shared contexts, not pinned (both cores) ---
+: >"$dir/threads.txt"
+if [ "$T_ROUNDS" -gt 0 ]; then
+    echo "== threads: $T_ROUNDS rounds x $T_N handshakes per thread, 1 and 2 threads, not pinned" \
+        "(load $(cut -d' ' -f1-3 /proc/loadavg))"
+    for s in $tscens; do
+        r=1
+        while [ "$r" -le "$T_ROUNDS" ]; do
+            line="-s $s round $r:"
+            for l in $(scen_libs "$s"); do
+                order="1 2"
+                [ $((r % 2)) = 0 ] && order="2 1"
+                for t in $order; do
+                    out=$("$(bin $l)" -d "$dir" -s "$s" -T "$t" -n "$T_N" -w 20) || {
+                        echo "bench: $l -s $s -T $t failed in round $r" >&2
+                        exit 1
+                    }
+                    echo "$out round=$r" >>"$dir/threads.txt"
+                    line="$line $(echo "$out" | awk '{print $2 " T" substr($3, 9) " " $5 " " $7}')"
+                done
+            done
+            echo "$line"
+            r=$((r + 1))
+        done
+    done
+fi
+
 # --- 3. heap: held per established connection, allocations per handshake ---
 : >"$dir/heap.txt"
 for l in $libs openssl+release_buffers; do
@@ -127,6 +162,13 @@ for l in $libs openssl+release_buffers; do
     BENCH_OPENSSL_RELEASE_BUFFERS=$rb GLIBC_TUNABLES=glibc.malloc.tcache_count=0 \
         LD_PRELOAD="$dir/libheapcount.so" "$(bin $b)" -d "$dir" -m "$HEAP_M" >>"$dir/heap.txt"
 done
+# --- 3b. HEAP_BIG qtls pairs alive at once (a server's and its clients' heap) ---
+: >"$dir/heapbig.txt"
+if [ "$HEAP_BIG" -gt 0 ]; then
+    echo "== heap: $HEAP_BIG qtls pairs established and kept alive at once"
+    GLIBC_TUNABLES=glibc.malloc.tcache_count=0 LD_PRELOAD="$dir/libheapcount.so" \
+        "$(bin qtls)" -d "$dir" -m "$HEAP_BIG" | sed 's/^HEAP qtls /HEAP qtls@big /' >>"$dir/heapbig.txt"
+fi
 
 # --- 4. instructions (CALLGRIND=1) ---
 : >"$dir/callgrind.txt"
@@ -166,10 +208,39 @@ if [ "$CALLGRIND" = 1 ]; then
             callgrind_annotate --auto=no --inclusive=yes "$f.out" >"$f.inclusive.txt" 2>/dev/null || true
         done
     done
+    # The first handshake of the process (contexts made, nothing else warm), and 2 threads.
+    cg_one() { # FILE-SUFFIX NAME N ARGS...
+        f="$dir/callgrind.$1"
+        cname=$2
+        cn=$3
+        shift 3
+        valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$f.out" "$@" \
+            >"$f.stdout" 2>"$f.log" || {
+            echo "bench: callgrind run $cname failed, see $f.log" >&2
+            exit 1
+        }
+        ir=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$f.log")
+        [ -n "$ir" ] || {
+            echo "bench: callgrind run $cname collected nothing, see $f.log" >&2
+            exit 1
+        }
+        echo "CG $cname ir=$ir n=$cn" >>"$dir/callgrind.txt"
+        callgrind_annotate --auto=no --inclusive=yes "$f.out" >"$f.inclusive.txt" 2>/dev/null || true
+    }
+    for l in openssl qtls; do
+        cg_one "$l.first" "$l/first" 1 "$(bin $l)" -d "$dir" -s cold -w 0 -c 1
+    done
+    th=$((CG_N / 2))
+    for s in $tscens; do
+        n=qtls
+        [ "$s" = full ] || n=qtls/$s
+        cg_one "qtls.$s.T2" "$n/T2" $((th * 2)) "$(bin qtls)" -d "$dir" -s "$s" -T 2 -c "$th"
+    done
 fi
 
 # --- 5. the tables ---
-awk -v rounds="$ROUNDS" -v n="$N" -v heap_m="$HEAP_M" -v cg_n="$CG_N" '
+awk -v rounds="$ROUNDS" -v n="$N" -v heap_m="$HEAP_M" -v cg_n="$CG_N" -v heap_big="$HEAP_BIG" \
+    -v t_rounds="$T_ROUNDS" -v t_n="$T_N" '
 function sort(a, k,    i, j, t) {
     for (i = 2; i <= k; i++)
         for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
@@ -184,7 +255,17 @@ function thousands(x,    s, o) {
 FILENAME ~ /times.txt$/ {
     r = val($7); cpu[$2, r] = val($4); wall[$2, r] = val($5); best[$2, r] = val($6); next
 }
-FILENAME ~ /heap.txt$/ {
+FILENAME ~ /threads\.txt$/ {
+    r = val($10); t = val($3); k = $2 SUBSEP t SUBSEP r
+    ths[k] = val($5); thc[k] = val($6); thcores[k] = val($7); thv[k] = val($8); thiv[k] = val($9)
+    thname[$2] = 1; next
+}
+FILENAME ~ /heapbig\.txt$/ {
+    if ($3 == "held") { bc = val($4); bs = val($5); bl = val($7) }
+    if ($3 == "mallinfo") { bmc = val($4); bms = val($5); bml = val($7) }
+    next
+}
+FILENAME ~ /heap\.txt$/ {
     if ($3 == "held") { hc[$2] = val($4); hs[$2] = val($5); hl[$2] = val($6) }
     if ($3 == "mallinfo") { mc[$2] = val($4); ms[$2] = val($5) }
     if ($3 == "per_handshake") { allocs[$2] = val($4); abytes[$2] = val($5); peak[$2] = val($6) }
@@ -236,10 +317,11 @@ END {
     printf "\n|---|---:|---:|---:|---:|"
     if (length(ir)) printf "---:|---:|"
     printf "\n"
-    split("full resume early hrr", sn, " ")
+    split("full resume early hrr cold", sn, " ")
     slabel["full"] = "full"; slabel["resume"] = "resumed (d2i_SSL_SESSION, psk_dhe_ke, 1 ticket)"
     slabel["early"] = "resumed + 0-RTT accepted"; slabel["hrr"] = "HelloRetryRequest (P-256 share, X25519 taken)"
-    for (i = 1; i <= 4; i++) {
+    slabel["cold"] = "cold: first contact (fresh client SSL_CTX, shared trust store)"
+    for (i = 1; i <= 5; i++) {
         on = sn[i] == "full" ? "openssl" : "openssl/" sn[i]; qn = sn[i] == "full" ? "qtls" : "qtls/" sn[i]
         ko = kq = kr = 0
         for (r = 1; r <= rounds; r++) {
@@ -273,7 +355,63 @@ END {
         if ((l in hl) && hl[l] != 0) printf "WARNING: %s leaked %s bytes per pair\n", l, hl[l]
     }
     printf "\n(%d established pairs kept alive; transport buffers not counted; 0 bytes leaked per pair unless warned)\n", heap_m
-}' "$dir/times.txt" "$dir/heap.txt" "$dir/callgrind.txt" | tee "$dir/results.md"
+    # first contact: the Ir of a cold handshake beside the warm one
+    if (("qtls/cold" in ir) || ("openssl/cold" in ir)) {
+        printf "\n| first contact (callgrind Ir per handshake) | OpenSSL 3.0 libssl | qtls | qtls − warm |\n|---|---:|---:|---:|\n"
+        split("warm cold first", cn, " ")
+        clabel["warm"] = "warm: full handshake, long-lived client SSL_CTX (certificate decode cache filled)"
+        clabel["cold"] = "cold: fresh client SSL_CTX per handshake (empty decode cache, no session)"
+        clabel["first"] = "the first handshake of the process (contexts made, nothing run yet; 1 handshake)"
+        for (i = 1; i <= 3; i++) {
+            on = cn[i] == "warm" ? "openssl" : "openssl/" cn[i]; qn = cn[i] == "warm" ? "qtls" : "qtls/" cn[i]
+            printf "| %s | %s | %s | %s |\n", clabel[cn[i]],
+                (on in ir) ? sprintf("%.2f M", ir[on] / 1e6) : "-",
+                (qn in ir) ? sprintf("**%.2f M**", ir[qn] / 1e6) : "-",
+                ((qn in ir) && ("qtls" in ir)) ? sprintf("%+.2f M", (ir[qn] - ir["qtls"]) / 1e6) : "-"
+        }
+    }
+    # threads: 2 threads on one client and one server SSL_CTX against 1, per round
+    if (length(thname)) {
+        printf "\n| handshake, library | 1 thread: handshakes/s | 2 threads: handshakes/s | 2 threads ÷ 1, per round: median [min–max] | CPU µs/handshake, 1 / 2 threads | cores busy (CPU ÷ wall), 1 / 2 threads | context switches per 2-thread run, voluntary / involuntary |"
+        if (length(ir)) printf " Ir/handshake, 1 / 2 threads |"
+        printf "\n|---|---:|---:|---:|---:|---:|---:|"
+        if (length(ir)) printf "---:|"
+        printf "\n"
+        split("qtls openssl qtls/resume openssl/resume qtls/early", tn, " ")
+        for (i = 1; i <= 5; i++) {
+            l = tn[i]
+            if (!(l in thname)) continue
+            k1 = k2 = kr = 0
+            for (r = 1; r <= t_rounds; r++) {
+                t1 = l SUBSEP 1 SUBSEP r; t2 = l SUBSEP 2 SUBSEP r
+                if (t1 in ths) { k1++; h1[k1] = ths[t1]; c1[k1] = thc[t1]; o1[k1] = thcores[t1] }
+                if (t2 in ths) {
+                    k2++; h2[k2] = ths[t2]; c2[k2] = thc[t2]; o2[k2] = thcores[t2]; v2[k2] = thv[t2]; iv2[k2] = thiv[t2]
+                }
+                if ((t1 in ths) && (t2 in ths)) { kr++; tr[kr] = ths[t2] / ths[t1] }
+            }
+            if (k1 == 0 || k2 == 0) continue
+            sc = l; sub(/\/.*/, "", sc); hn2 = l; if (!sub(/^[^\/]*\//, "", hn2)) hn2 = "full"
+            printf "| %s, %s | %.0f | %.0f | **%.2f×** [%.2f–%.2f] | %.1f / %.1f | %.2f / %.2f | %.0f / %.0f |",
+                hn2, sc == "qtls" ? "qtls" : "OpenSSL libssl", median(h1, k1), median(h2, k2),
+                median(tr, kr), tr[1], tr[kr], median(c1, k1), median(c2, k2), median(o1, k1), median(o2, k2),
+                median(v2, k2), median(iv2, k2)
+            if (length(ir))
+                printf " %s |", ((l in ir) && ((l "/T2") in ir)) ? sprintf("%.2f M / %.2f M", ir[l] / 1e6, ir[l "/T2"] / 1e6) : "-"
+            printf "\n"
+        }
+        printf "\n(%d rounds x %d handshakes per thread, 1 and 2 threads alternating first, not pinned; target 2 threads ≥ 1.85× 1 thread. On a shared host the second core may be busy: \"cores busy\" says how much of 2 the threads got, and voluntary switches would show a thread blocking on a lock)\n", t_rounds, t_n
+    }
+    # HEAP_BIG established qtls pairs alive at once
+    if (bmc + bms > 0) {
+        printf "\n| qtls, %s established pairs alive at once | client side | server side | target |\n|---|---:|---:|---:|\n", thousands(heap_big)
+        printf "| heap held, usable bytes (heapcount) | %.1f MB | **%.1f MB** | server ≤ 150 MB |\n", bc * heap_big / 1e6, bs * heap_big / 1e6
+        printf "| heap held, mallinfo2 (with chunk headers) | %.1f MB | %.1f MB | |\n", bmc * heap_big / 1e6, bms * heap_big / 1e6
+        printf "| per connection, heapcount / mallinfo2 | %s / %s B | %s / %s B | |\n", thousands(bc), thousands(bmc), thousands(bs), thousands(bms)
+        printf "| left after freeing all of them | %s B | (mallinfo2: %s B) | 0 |\n", thousands(bl), thousands(bml)
+        printf "\n(MB = 10^6 bytes; the pairs are established one after another, kept, then every client is freed, then every server)\n"
+    }
+}' "$dir/times.txt" "$dir/heap.txt" "$dir/callgrind.txt" "$dir/threads.txt" "$dir/heapbig.txt" | tee "$dir/results.md"
 
 # --- 6. where qtls's instructions go ---
 if [ "$CALLGRIND" = 1 ] && [ -s "$dir/callgrind.qtls.inclusive.txt" ]; then
