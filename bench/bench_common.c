@@ -127,6 +127,32 @@ static void collected_handshakes(const struct bench_lib *lib, long n)
 
 /* --- threads (-T) ---------------------------------------------------------- */
 
+/*
+ * -s spin, the reference for -T: about a handshake's worth of arithmetic on one local
+ * variable, no memory shared between threads and no library. Its 2-thread gain is what
+ * the machine gives two threads at that moment (a shared host's other load, and vCPUs
+ * that may share a physical core), so a library's gain is read against it.
+ */
+static int spin_handshake(void)
+{
+    volatile uint64_t sink;
+    uint64_t x = 88172645463325252u;
+    for (int i = 0; i < 150000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    sink = x;
+    (void)sink;
+    return 1;
+}
+
+static int spin_init(const char *certdir) { return 1; }
+static void spin_fini(void) {}
+static const struct bench_lib spin_lib = {
+    .name = "spin", .init = spin_init, .handshake = spin_handshake, .threads = 1, .fini = spin_fini,
+};
+
 struct worker {
     const struct bench_lib *lib;
     long n, warm;
@@ -345,6 +371,12 @@ int bench_main(int argc, char **argv, const struct bench_lib *lib)
     if (optind != argc || n <= 0 || warm < -1 || cg < 0 || heap < 0 || threads < 0 ||
         threads > 64 || (threads > 0 && (test || heap)))
         usage(argv[0]);
+    if (strcmp(scen, "spin") == 0) {
+        if (threads == 0)
+            usage(argv[0]);
+        lib = &spin_lib;
+        scen = "full";
+    }
     if (threads > 1 && !lib->threads) {
         fprintf(stderr, "FAIL %s: this harness runs in one thread only\n", lib->name);
         return 3;

@@ -22,7 +22,8 @@
  *   -T T        with -n: T threads, each W warm-up then N handshakes on the shared
  *               contexts, started together; prints "THREADS <name> threads=T ..."
  *               (handshakes per second of wall time, CPU per handshake). With -c: each
- *               thread collects its own N handshakes.
+ *               thread collects its own N handshakes. -T with -s spin: the reference, a
+ *               compute loop sharing nothing, timed the same way (no library involved).
  *   -w W        also with -c: the warm-up count (default 5; -w 0 -c 1 is the first
  *               handshake of the process)
  */

@@ -134,14 +134,24 @@ if [ "$T_ROUNDS" -gt 0 ]; then
         r=1
         while [ "$r" -le "$T_ROUNDS" ]; do
             line="-s $s round $r:"
-            for l in $(scen_libs "$s"); do
+            # spin: the reference, a compute loop sharing nothing (bench_common.c), run in
+            # the same round: its 2-thread gain is what the machine gives two threads now.
+            for l in spin $(scen_libs "$s"); do
                 order="1 2"
                 [ $((r % 2)) = 0 ] && order="2 1"
                 for t in $order; do
-                    out=$("$(bin $l)" -d "$dir" -s "$s" -T "$t" -n "$T_N" -w 20) || {
+                    if [ "$l" = spin ]; then
+                        args="-s spin"
+                        b=qtls
+                    else
+                        args="-s $s"
+                        b=$l
+                    fi
+                    out=$("$(bin $b)" -d "$dir" $args -T "$t" -n "$T_N" -w 20) || {
                         echo "bench: $l -s $s -T $t failed in round $r" >&2
                         exit 1
                     }
+                    [ "$l" = spin ] && out=$(echo "$out" | sed "s/^THREADS spin /THREADS spin@$s /")
                     echo "$out round=$r" >>"$dir/threads.txt"
                     line="$line $(echo "$out" | awk '{print $2 " T" substr($3, 9) " " $5 " " $7}')"
                 done
@@ -372,35 +382,43 @@ END {
     }
     # threads: 2 threads on one client and one server SSL_CTX against 1, per round
     if (length(thname)) {
-        printf "\n| handshake, library | 1 thread: handshakes/s | 2 threads: handshakes/s | 2 threads ÷ 1, per round: median [min–max] | CPU µs/handshake, 1 / 2 threads | cores busy (CPU ÷ wall), 1 / 2 threads | context switches per 2-thread run, voluntary / involuntary |"
+        printf "\n| handshake, library | 1 thread: handshakes/s | 2 threads: handshakes/s | 2 threads ÷ 1, per round: median [min–max] | that ÷ the reference gain, same round | CPU µs/handshake, 1 / 2 threads | cores busy (CPU ÷ wall), 1 / 2 threads | context switches per 2-thread run, voluntary / involuntary |"
         if (length(ir)) printf " Ir/handshake, 1 / 2 threads |"
-        printf "\n|---|---:|---:|---:|---:|---:|---:|"
+        printf "\n|---|---:|---:|---:|---:|---:|---:|---:|"
         if (length(ir)) printf "---:|"
         printf "\n"
-        split("qtls openssl qtls/resume openssl/resume qtls/early", tn, " ")
-        for (i = 1; i <= 5; i++) {
+        split("spin@full qtls openssl spin@resume qtls/resume openssl/resume spin@early qtls/early", tn, " ")
+        for (i = 1; i <= 8; i++) {
             l = tn[i]
             if (!(l in thname)) continue
-            k1 = k2 = kr = 0
+            ref = l; if (ref !~ /^spin@/) { ref = l; if (!sub(/^[^\/]*\//, "", ref)) ref = "full"; ref = "spin@" ref }
+            k1 = k2 = kr = kq = 0
             for (r = 1; r <= t_rounds; r++) {
                 t1 = l SUBSEP 1 SUBSEP r; t2 = l SUBSEP 2 SUBSEP r
                 if (t1 in ths) { k1++; h1[k1] = ths[t1]; c1[k1] = thc[t1]; o1[k1] = thcores[t1] }
                 if (t2 in ths) {
                     k2++; h2[k2] = ths[t2]; c2[k2] = thc[t2]; o2[k2] = thcores[t2]; v2[k2] = thv[t2]; iv2[k2] = thiv[t2]
                 }
-                if ((t1 in ths) && (t2 in ths)) { kr++; tr[kr] = ths[t2] / ths[t1] }
+                if ((t1 in ths) && (t2 in ths)) {
+                    kr++; tr[kr] = ths[t2] / ths[t1]
+                    s1 = ref SUBSEP 1 SUBSEP r; s2 = ref SUBSEP 2 SUBSEP r
+                    if ((s1 in ths) && (s2 in ths)) { kq++; tq[kq] = tr[kr] / (ths[s2] / ths[s1]) }
+                }
             }
             if (k1 == 0 || k2 == 0) continue
             sc = l; sub(/\/.*/, "", sc); hn2 = l; if (!sub(/^[^\/]*\//, "", hn2)) hn2 = "full"
-            printf "| %s, %s | %.0f | %.0f | **%.2f×** [%.2f–%.2f] | %.1f / %.1f | %.2f / %.2f | %.0f / %.0f |",
-                hn2, sc == "qtls" ? "qtls" : "OpenSSL libssl", median(h1, k1), median(h2, k2),
-                median(tr, kr), tr[1], tr[kr], median(c1, k1), median(c2, k2), median(o1, k1), median(o2, k2),
+            if (l ~ /^spin@/) { hn2 = "reference: a compute loop sharing nothing, in the " substr(l, 6) " rounds"; lname = "no library" }
+            else lname = sc == "qtls" ? "qtls" : "OpenSSL libssl"
+            printf "| %s, %s | %.0f | %.0f | **%.2f×** [%.2f–%.2f] | %s | %.1f / %.1f | %.2f / %.2f | %.0f / %.0f |",
+                hn2, lname, median(h1, k1), median(h2, k2),
+                median(tr, kr), tr[1], tr[kr], (l ~ /^spin@/ || kq == 0) ? "-" : sprintf("%.2f", median(tq, kq)),
+                median(c1, k1), median(c2, k2), median(o1, k1), median(o2, k2),
                 median(v2, k2), median(iv2, k2)
             if (length(ir))
                 printf " %s |", ((l in ir) && ((l "/T2") in ir)) ? sprintf("%.2f M / %.2f M", ir[l] / 1e6, ir[l "/T2"] / 1e6) : "-"
             printf "\n"
         }
-        printf "\n(%d rounds x %d handshakes per thread, 1 and 2 threads alternating first, not pinned; target 2 threads ≥ 1.85× 1 thread. On a shared host the second core may be busy: \"cores busy\" says how much of 2 the threads got, and voluntary switches would show a thread blocking on a lock)\n", t_rounds, t_n
+        printf "\n(%d rounds x %d handshakes (or loops) per thread, 1 and 2 threads alternating first, not pinned; target 2 threads ≥ 1.85× 1 thread. On a shared host the second core may be busy: the reference shows what two threads could get in the same round, \"cores busy\" how much of 2 CPUs the threads got, and voluntary switches would show a thread blocking on a lock)\n", t_rounds, t_n
     }
     # HEAP_BIG established qtls pairs alive at once
     if (bmc + bms > 0) {
