@@ -158,6 +158,7 @@ struct worker {
     long n, warm;
     int cg; /* under callgrind: each thread toggles its own collection */
     pthread_barrier_t *start;
+    double end, cpu; /* when this thread finished (CLOCK_MONOTONIC), its CPU seconds */
 };
 
 static void *worker_main(void *v)
@@ -165,10 +166,13 @@ static void *worker_main(void *v)
     struct worker *w = v;
     run_handshakes(w->lib, "warm-up", w->warm);
     pthread_barrier_wait(w->start);
+    double c0 = now(CLOCK_THREAD_CPUTIME_ID);
     if (w->cg)
         collected_handshakes(w->lib, w->n);
     else
         run_handshakes(w->lib, "threaded", w->n);
+    w->cpu = now(CLOCK_THREAD_CPUTIME_ID) - c0;
+    w->end = now(CLOCK_MONOTONIC);
     return NULL;
 }
 
@@ -183,13 +187,14 @@ static void *worker_main(void *v)
 static void threads_mode(const struct bench_lib *lib, int t, long n, long warm, int cg)
 {
     pthread_t tid[64];
-    struct worker w = {lib, n, warm, cg, NULL};
+    struct worker w[64];
     pthread_barrier_t start;
     if (t < 1 || t > 64 || pthread_barrier_init(&start, NULL, (unsigned)t + 1) != 0)
         exit(2);
-    w.start = &start;
     for (int i = 0; i < t; i++)
-        if (pthread_create(&tid[i], NULL, worker_main, &w) != 0) {
+        w[i] = (struct worker){lib, n, warm, cg, &start, 0, 0};
+    for (int i = 0; i < t; i++)
+        if (pthread_create(&tid[i], NULL, worker_main, &w[i]) != 0) {
             fprintf(stderr, "FAIL %s: pthread_create\n", lib->name);
             exit(1);
         }
@@ -202,14 +207,20 @@ static void threads_mode(const struct bench_lib *lib, int t, long n, long warm, 
     double c1 = now(CLOCK_PROCESS_CPUTIME_ID), w1 = now(CLOCK_MONOTONIC);
     getrusage(RUSAGE_SELF, &u1);
     pthread_barrier_destroy(&start);
-    double total = (double)t * (double)n;
+    double total = (double)t * (double)n, first_end = w1, tcpu_min = 1e9, tcpu_max = 0;
+    for (int i = 0; i < t; i++) {
+        first_end = w[i].end < first_end ? w[i].end : first_end;
+        tcpu_min = w[i].cpu < tcpu_min ? w[i].cpu : tcpu_min;
+        tcpu_max = w[i].cpu > tcpu_max ? w[i].cpu : tcpu_max;
+    }
     if (cg)
         printf("CALLGRIND %s/T%d n=%.0f\n", lib->name, t, total);
     else
         printf("THREADS %s threads=%d n=%ld hs_per_s=%.1f cpu_us=%.2f cores=%.2f vcsw=%ld "
-               "ivcsw=%ld\n",
+               "ivcsw=%ld first_done=%.2f thread_cpu=%.2f-%.2f\n",
                lib->name, t, n, total / (w1 - w0), (c1 - c0) * 1e6 / total, (c1 - c0) / (w1 - w0),
-               u1.ru_nvcsw - u0.ru_nvcsw, u1.ru_nivcsw - u0.ru_nivcsw);
+               u1.ru_nvcsw - u0.ru_nvcsw, u1.ru_nivcsw - u0.ru_nivcsw,
+               (first_end - w0) / (w1 - w0), tcpu_min / (w1 - w0), tcpu_max / (w1 - w0));
 }
 
 /* --- heap readings ------------------------------------------------------- */

@@ -21,7 +21,10 @@
  *               the full handshake.
  *   -T T        with -n: T threads, each W warm-up then N handshakes on the shared
  *               contexts, started together; prints "THREADS <name> threads=T ..."
- *               (handshakes per second of wall time, CPU per handshake). With -c: each
+ *               (handshakes per second of wall time, CPU µs per handshake, cores = CPU
+ *               over wall, voluntary / involuntary context switches, when the first
+ *               thread finished and each thread's CPU, both as fractions of the wall
+ *               time). With -c: each
  *               thread collects its own N handshakes. -T with -s spin: the reference, a
  *               compute loop sharing nothing, timed the same way (no library involved).
  *   -w W        also with -c: the warm-up count (default 5; -w 0 -c 1 is the first
