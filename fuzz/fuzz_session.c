@@ -3,7 +3,10 @@
  * with "-----BEGIN"); whatever decodes must encode (i2d) to bytes
  * that decode again and re-encode to the same bytes: clients store sessions
  * across processes, so a session that does not survive the round trip is lost
- * resumption at best.
+ * resumption at best. Then what a client does with a stored session: the
+ * getters (the peer certificate is decoded only when asked for) and
+ * SSL_set_session + SSL_do_handshake, which offers it (PSK identity, binder,
+ * early data) in a ClientHello.
  */
 #include "fuzz_common.h"
 
@@ -24,6 +27,46 @@ static unsigned char *encode(const SSL_SESSION *s, int *len)
         abort();
     }
     return buf;
+}
+
+/* Reads every field an application reads, then offers the session from a 0-RTT client. */
+static void use_as_client(SSL_SESSION *s)
+{
+    const unsigned char *p;
+    size_t n;
+    unsigned int len;
+    unsigned char key[64];
+    (void)SSL_SESSION_get0_peer(s);
+    (void)SSL_SESSION_is_resumable(s);
+    (void)SSL_SESSION_has_ticket(s);
+    (void)SSL_SESSION_get_time(s);
+    (void)SSL_SESSION_get_timeout(s);
+    (void)SSL_SESSION_get_ticket_lifetime_hint(s);
+    (void)SSL_SESSION_get_max_early_data(s);
+    (void)SSL_SESSION_get_protocol_version(s);
+    (void)SSL_SESSION_get0_cipher(s);
+    (void)SSL_SESSION_get0_hostname(s);
+    (void)SSL_SESSION_get0_id_context(s, &len);
+    (void)SSL_SESSION_get_id(s, &len);
+    (void)SSL_SESSION_get_master_key(s, key, sizeof(key));
+    SSL_SESSION_get0_alpn_selected(s, &p, &n);
+    SSL_SESSION_get0_ticket(s, &p, &n);
+    SSL_SESSION_get0_ticket_appdata(s, (void **)&p, &n);
+    SSL_SESSION_free(SSL_SESSION_dup(s));
+    OPENSSL_cleanse(key, sizeof(key));
+
+    struct mock_side side;
+    SSL *c = fuzz_ssl_new_cfg(&side, 0, FUZZ_EARLY);
+    if (SSL_set_session(c, s)) {
+        int r = SSL_do_handshake(c); /* writes the ClientHello, computing the binder */
+        int e = SSL_get_error(c, r);
+        if (r == 1 || (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_SSL)) {
+            fprintf(stderr, "SSL_do_handshake on a stored session: %d, SSL_get_error %d\n", r, e);
+            abort();
+        }
+        (void)SSL_get_early_data_status(c);
+    }
+    fuzz_side_free(&side);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -67,6 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     OPENSSL_free(der1);
     OPENSSL_free(der2);
     SSL_SESSION_free(s2);
+    use_as_client(s);
     SSL_SESSION_free(s);
     ERR_clear_error();
     return 0;
