@@ -445,6 +445,37 @@ static void a_35_server_with_a_quictls_client(void **state)
     SSL_CTX_free(qctx);
 }
 
+/* ---- the order of keys and sends, and a crypto_send that takes less ---- */
+
+/*
+ * OpenSSL 3.5's order (ssl/statem): a client yields its handshake keys write then read when
+ * it processes the ServerHello (tls_process_server_hello), sends its Finished, and only once
+ * that is flushed yields its 1-RTT write then read keys (ossl_statem_client_post_work,
+ * TLS_ST_CW_FINISHED: QUIC defers the read key so that write keys always come first). A
+ * server sends its ServerHello, yields its handshake keys, sends EncryptedExtensions to
+ * Finished, yields its 1-RTT write key after that Finished is flushed, its 1-RTT read key on
+ * the client's Finished, then sends its tickets.
+ */
+static void keys_and_sends_come_in_3_5s_order(void **state)
+{
+    struct fixture *f = *state;
+    init_pair(f);
+    assert_int_equal(stack35_handshake(&f->c, &f->s), 1);
+    assert_string_equal(f->c.events, "s0 w2 r2 s2 w3 r3");
+    assert_string_equal(f->s.events, "s0 w2 r2 s2 w3 r3 s3");
+    /* With 0-RTT: the client's 0-RTT key once its ClientHello is out, the server's on it. */
+    SSL_SESSION *sess = first_connection(f);
+    init_pair(f);
+    assert_int_equal(SSL_set_session(f->c.ssl, sess), 1);
+    assert_int_equal(SSL_set_quic_tls_early_data_enabled(f->c.ssl, 1), 1);
+    assert_int_equal(SSL_set_quic_tls_early_data_enabled(f->s.ssl, 1), 1);
+    assert_int_equal(stack35_handshake(&f->c, &f->s), 1);
+    assert_int_equal(SSL_get_early_data_status(f->s.ssl), SSL_EARLY_DATA_ACCEPTED);
+    assert_string_equal(f->c.events, "s0 w1 w2 r2 s2 w3 r3");
+    assert_string_equal(f->s.events, "r1 s0 w2 r2 s2 w3 r3 s3");
+    SSL_SESSION_free(sess);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -466,6 +497,7 @@ int main(void)
         T(a_corrupt_record_is_a_decode_alert_and_no_crash),
         T(a_35_client_with_a_quictls_server),
         T(a_35_server_with_a_quictls_client),
+        T(keys_and_sends_come_in_3_5s_order),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,11 +16,27 @@ static int append(uint8_t **buf, size_t *len, const uint8_t *p, size_t n)
     return 1;
 }
 
+/* Appends a token to s->events unless it repeats the last one. */
+static void event(struct stack35 *s, const char *tok)
+{
+    size_t at = strlen(s->events), n = strlen(tok);
+    if (at >= n && strcmp(s->events + at - n, tok) == 0 && (at == n || s->events[at - n - 1] == ' '))
+        return;
+    snprintf(s->events + at, sizeof(s->events) - at, "%s%s", at ? " " : "", tok);
+}
+
 static int crypto_send(SSL *ssl, const unsigned char *buf, size_t len, size_t *consumed,
                        void *arg)
 {
     struct stack35 *s = arg;
     size_t n = s->send_max != 0 && s->send_max < len ? s->send_max : len;
+    if (s->send_zero_first && s->send_calls++ % 2 == 0)
+        n = 0; /* the stream's buffer is full: nothing taken this time */
+    if (n > 0) {
+        char tok[8];
+        snprintf(tok, sizeof(tok), "s%u", s->tx_level);
+        event(s, tok);
+    }
     /* No CRYPTO frame rides in 0-RTT packets (RFC 9001 §4.1.4): a second ClientHello after a
        HelloRetryRequest, sent once the 0-RTT key was yielded, goes in Initial packets. */
     uint32_t level = s->tx_level == OSSL_RECORD_PROTECTION_LEVEL_EARLY
@@ -75,6 +91,9 @@ static int yield_secret(SSL *ssl, uint32_t level, int direction, const unsigned 
     size_t at = strlen(s->yields);
     snprintf(s->yields + at, sizeof(s->yields) - at, "%s%c%u", at ? " " : "",
              direction ? 'w' : 'r', level);
+    char tok[8];
+    snprintf(tok, sizeof(tok), "%c%u", direction ? 'w' : 'r', level);
+    event(s, tok);
     if (direction && level == OSSL_RECORD_PROTECTION_LEVEL_HANDSHAKE && s->tp_in_yield != NULL &&
         !SSL_set_quic_tls_transport_params(ssl, (const unsigned char *)s->tp_in_yield,
                                            strlen(s->tp_in_yield)))
@@ -192,7 +211,12 @@ int mock_to_stack35(struct mock_side *from, struct stack35 *to)
 int stack35_step(struct stack35 *s)
 {
     if (!SSL_is_init_finished(s->ssl)) {
-        int r = SSL_do_handshake(s->ssl);
+        int r;
+        /* A crypto_send that took less than offered: 3.5 returns SSL_ERROR_WANT_WRITE and
+           resends the rest on the next call, which a stack makes once it has room. */
+        while ((r = SSL_do_handshake(s->ssl)) != 1 &&
+               SSL_get_error(s->ssl, r) == SSL_ERROR_WANT_WRITE && s->want_writes < 1000000)
+            s->want_writes++;
         if (r != 1)
             return SSL_get_error(s->ssl, r) == SSL_ERROR_WANT_READ ? 0 : -1;
     }

@@ -30,6 +30,11 @@ struct stack35 {
     uint8_t read_secret[4][64], write_secret[4][64];
     size_t read_len[4], write_len[4];
     char yields[128]; /* "w1 r2 w2 ..." in order: direction and level */
+    /* yields and sends in one order: "s0 w2 r2 s2 ...", sN a crypto_send taking bytes while
+       the newest write level yielded is N (repeats of one token are written once) */
+    char events[256];
+    int send_zero_first; /* crypto_send takes nothing on every other call, starting at the first */
+    int send_calls, want_writes; /* crypto_send calls; SSL_ERROR_WANT_WRITE returns seen */
     uint8_t peer_tp[256];
     size_t peer_tp_len;
     int got_tp_calls;
