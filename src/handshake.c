@@ -77,9 +77,40 @@ static int send_queued_tickets(SSL *c)
     return ok;
 }
 
+/* Is output still waiting for the stack (quic_hooks)? Then the caller hears want-write. */
+static int out_waiting(SSL *s)
+{
+    if (s->quic_hooks == NULL || !s->quic_hooks->out_waiting(s))
+        return 0;
+    s->want_write = 1;
+    return 1;
+}
+
+static int handshake_done(SSL *s)
+{
+    s->done_waits = 0;
+    s->phase = PHASE_DONE;
+    hs_free(s);
+    quic_handshake_done(s);
+    cb_info(s, SSL_CB_HANDSHAKE_DONE, 1);
+    return 1;
+}
+
+/* Offers the stack what it did not take last time: 1 go on, 0 still waits, -1 failed. */
+static int flush_waiting(SSL *s)
+{
+    if (s->quic_hooks == NULL)
+        return 1;
+    int r = s->quic_hooks->flush(s);
+    if (r == 0)
+        s->want_write = 1;
+    return r;
+}
+
 int SSL_do_handshake(SSL *s)
 {
     s->want_read = 0;
+    s->want_write = 0;
     s->want_client_hello_cb = 0;
     s->want_x509_lookup = 0;
     if (s->quic_method == NULL) {
@@ -89,15 +120,30 @@ int SSL_do_handshake(SSL *s)
                                    : QTLS_R_NO_QUIC_METHOD);
         return -1;
     }
-    if (s->phase == PHASE_DONE) /* after the handshake: tickets SSL_new_session_ticket queued */
-        return send_queued_tickets(s) ? 1 : -1;
+    if (s->phase == PHASE_DONE) { /* after the handshake: tickets SSL_new_session_ticket queued */
+        int f = flush_waiting(s);
+        if (f <= 0)
+            return -1;
+        if (!send_queued_tickets(s))
+            return -1;
+        return out_waiting(s) ? -1 : 1;
+    }
     /* A stale error from the caller would turn want-read into SSL_ERROR_SSL (as in libssl). */
     ERR_clear_error();
     if (s->phase == PHASE_FAILED) {
         ERR_raise(ERR_LIB_SSL, QTLS_R_HANDSHAKE_FAILED_BEFORE);
         return -1;
     }
-    int ret = drive_handshake(s);
+    int ret;
+    int f = s->phase == PHASE_HANDSHAKE ? flush_waiting(s) : 1;
+    if (f < 0)
+        ret = fail_handshake(s);
+    else if (f == 0)
+        ret = -1;
+    else if (s->done_waits)
+        ret = handshake_done(s);
+    else
+        ret = drive_handshake(s);
     /* The 3.5 API's secrets that became due in this call (quic_tls35.c). */
     if (s->phase != PHASE_FAILED && s->quic_hooks != NULL && !s->quic_hooks->settle(s))
         ret = fail_handshake(s);
@@ -116,16 +162,23 @@ static int drive_handshake(SSL *s)
     }
     for (;;) {
         enum hs_wait w = s->server ? server_step(s) : client_step(s);
+        /* A stack that took less than offered: stop here until it takes the rest (3.5). */
         switch (w) {
         case HS_CONTINUE:
+            if (out_waiting(s))
+                return -1;
             continue;
         case HS_FLUSH:
             if (!msg_end_flight(s))
                 return fail_handshake(s);
+            if (out_waiting(s))
+                return -1;
             continue;
         case HS_WANT_MESSAGE:
             if (!msg_end_flight(s))
                 return fail_handshake(s);
+            if (out_waiting(s))
+                return -1;
             s->want_read = 1;
             return -1;
         case HS_WANT_CLIENT_HELLO_CB:
@@ -137,11 +190,11 @@ static int drive_handshake(SSL *s)
         case HS_DONE:
             if (!msg_end_flight(s))
                 return fail_handshake(s);
-            s->phase = PHASE_DONE;
-            hs_free(s);
-            quic_handshake_done(s);
-            cb_info(s, SSL_CB_HANDSHAKE_DONE, 1);
-            return 1;
+            if (out_waiting(s)) {
+                s->done_waits = 1;
+                return -1;
+            }
+            return handshake_done(s);
         case HS_ERROR:
         default:
             return fail_handshake(s);

@@ -577,6 +577,11 @@ struct quic_hooks {
     int (*peer_tp)(SSL *c, const uint8_t *params, size_t len);
     /* The end of each SSL_do_handshake: hands over what is due (secrets): 1, or 0 failed. */
     int (*settle)(SSL *c);
+    /* Output the stack did not take yet, offered again: 1 all taken, 0 some still waits,
+       -1 failed (alert recorded). */
+    int (*flush)(SSL *c);
+    /* Does output wait for the stack (SSL_ERROR_WANT_WRITE until it is taken)? */
+    int (*out_waiting)(const SSL *c);
 };
 struct tls35;
 
@@ -659,6 +664,8 @@ struct ssl_st {
 
     /* Error state, certificates */
     uint8_t want_read;            /* the last SSL_do_handshake needs more data */
+    uint8_t want_write;           /* ... needs the stack to take output it holds (quic_hooks) */
+    uint8_t done_waits;           /* the handshake ended; its last output waits for the stack */
     uint8_t want_client_hello_cb; /* ... or the client hello callback asked to be called again */
     uint8_t want_x509_lookup; /* ... or the certificate callback did (SSL_ERROR_WANT_X509_LOOKUP) */
     uint8_t alert;            /* pending fatal alert, 0 = none */

@@ -29,6 +29,11 @@ struct tls35 {
     void *arg;
     /* Secrets derived but not yet yielded, per level (0-RTT, handshake, application). */
     struct pending_secret read[4], write[4];
+    /* Output crypto_send did not take yet, in order: bytes [off, len) of buf; seg_end[l] is
+       where level l's bytes end (levels only rise, so each level is one run). */
+    uint8_t *buf;
+    size_t off, len, cap;
+    size_t seg_end[4];
 };
 
 enum { DIRECTION_READ = 0, DIRECTION_WRITE = 1 }; /* yield_secret's direction */
@@ -60,9 +65,23 @@ static int yield(SSL *c, int level, int direction)
  * handshake ends: the engine derives it before it writes its Finished at the handshake level
  * (3.5 yields it after that Finished).
  */
+/* The level of the first byte waiting for crypto_send, or -1 when none waits. */
+static int waiting_level(const struct tls35 *t)
+{
+    if (t->off == t->len)
+        return -1;
+    for (int l = 0; l < 4; l++)
+        if (t->off < t->seg_end[l])
+            return l;
+    return -1;
+}
+
 static int write_due(const SSL *c, int level)
 {
     if (c->hs != NULL && c->hs->out.len > 0 && (int)c->hs->out_level < level)
+        return 0;
+    int w = waiting_level(c->tls35);
+    if (w >= 0 && w < level)
         return 0;
     if (!c->server && level == ssl_encryption_application && c->phase != PHASE_DONE)
         return 0;
@@ -110,24 +129,89 @@ static int sink_set_secrets(SSL *c, OSSL_ENCRYPTION_LEVEL level, const uint8_t *
 
 /* ---- output ---- */
 
-/* crypto_send may take less than offered (3.5): offer the rest until all is taken. */
+/*
+ * crypto_send may take less than offered. 3.5 (quic_tls.c, quic_write_records) then keeps the
+ * rest and signals a retry: SSL_do_handshake returns -1 with SSL_ERROR_WANT_WRITE and the next
+ * call offers the rest before anything else. So here: whatever is not taken waits in t->buf,
+ * and output that comes while something waits queues behind it.
+ */
+static int queue(SSL *c, OSSL_ENCRYPTION_LEVEL level, const uint8_t *data, size_t len)
+{
+    struct tls35 *t = c->tls35;
+    if (t->off == t->len) { /* nothing waits: start afresh */
+        t->off = t->len = 0;
+        memset(t->seg_end, 0, sizeof(t->seg_end));
+    }
+    if (len > SIZE_MAX - t->len) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_INTERNAL_ERROR);
+        return 0;
+    }
+    if (t->len + len > t->cap) {
+        size_t cap = t->len + len < 2 * t->cap ? 2 * t->cap : t->len + len;
+        uint8_t *b = OPENSSL_clear_realloc(t->buf, t->cap, cap);
+        if (b == NULL) {
+            ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+            return 0;
+        }
+        t->buf = b;
+        t->cap = cap;
+    }
+    memcpy(t->buf + t->len, data, len);
+    t->len += len;
+    for (int l = level; l < 4; l++) /* the levels above start where this one ends */
+        t->seg_end[l] = t->len;
+    return 1;
+}
+
+/* One crypto_send of up to len bytes: the count taken, or (size_t)-1 failed. */
+static size_t send_once(SSL *c, const uint8_t *data, size_t len)
+{
+    size_t consumed = 0;
+    if (!c->tls35->crypto_send(c, data, len, &consumed, c->tls35->arg)) {
+        callback_failed(c, "crypto_send");
+        return (size_t)-1;
+    }
+    if (consumed > len) {
+        callback_failed(c, "crypto_send took more than offered");
+        return (size_t)-1;
+    }
+    return consumed;
+}
+
 static int sink_add_handshake_data(SSL *c, OSSL_ENCRYPTION_LEVEL level, const uint8_t *data,
                                    size_t len)
 {
+    struct tls35 *t = c->tls35;
+    if (t->off < t->len) /* behind what waits */
+        return queue(c, level, data, len);
     if (!yield_due(c))
         return 0;
-    size_t off = 0;
-    while (off < len) {
-        size_t consumed = 0;
-        if (!c->tls35->crypto_send(c, data + off, len - off, &consumed, c->tls35->arg))
-            return callback_failed(c, "crypto_send");
-        /* 3.5 would return SSL_ERROR_WANT_WRITE here; the engine's flights cannot wait. */
-        if (consumed == 0 || consumed > len - off)
-            return callback_failed(c, "crypto_send took no bytes or more than offered");
-        off += consumed;
-    }
-    return 1;
+    size_t n = send_once(c, data, len);
+    if (n == (size_t)-1)
+        return 0;
+    return n == len || queue(c, level, data + n, len - n);
 }
+
+/* Offers what waits, run by run, each run's write key yielded first: 1 all taken, 0 not. */
+static int hook_flush(SSL *c)
+{
+    struct tls35 *t = c->tls35;
+    while (t->off < t->len) {
+        int l = waiting_level(t);
+        if (!yield_due(c))
+            return -1;
+        size_t want = t->seg_end[l] - t->off;
+        size_t n = send_once(c, t->buf + t->off, want);
+        if (n == (size_t)-1)
+            return -1;
+        t->off += n;
+        if (n < want)
+            return 0;
+    }
+    return yield_due(c) ? 1 : -1;
+}
+
+static int hook_out_waiting(const SSL *c) { return c->tls35->off < c->tls35->len; }
 
 /* The end of a flight: the output is handed over, what waited on it is due. */
 static int sink_flush_flight(SSL *c) { return yield_due(c); }
@@ -187,7 +271,8 @@ static int hook_peer_tp(SSL *c, const uint8_t *params, size_t len)
 
 static int hook_settle(SSL *c) { return yield_due(c); }
 
-static const struct quic_hooks tls35_hooks = {hook_pull, hook_peer_tp, hook_settle};
+static const struct quic_hooks tls35_hooks = {hook_pull, hook_peer_tp, hook_settle, hook_flush,
+                                              hook_out_waiting};
 
 /* ---- the three functions ---- */
 
@@ -252,7 +337,9 @@ int SSL_set_quic_tls_cbs(SSL *s, const OSSL_DISPATCH *qtdis, void *arg)
         ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
         return 0;
     }
-    /* A second call replaces the callbacks (3.5 would keep the first call's, a slip there). */
+    /* A second call replaces the callbacks (3.5 would keep the first call's, a slip there);
+       before the handshake nothing waits to be sent. */
+    OPENSSL_clear_free(s->tls35->buf, s->tls35->cap);
     *s->tls35 = parsed;
     s->tls35->arg = arg;
     s->quic_method = &tls35_sink;
@@ -339,6 +426,7 @@ void tls35_free(SSL *s)
 {
     if (s->tls35 == NULL)
         return;
+    OPENSSL_clear_free(s->tls35->buf, s->tls35->cap);
     OPENSSL_clear_free(s->tls35, sizeof(*s->tls35)); /* wipes the waiting secrets */
     s->tls35 = NULL;
 }

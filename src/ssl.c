@@ -167,6 +167,8 @@ int SSL_want(const SSL *s)
         return SSL_CLIENT_HELLO_CB;
     if (s->want_x509_lookup)
         return SSL_X509_LOOKUP;
+    if (s->want_write)
+        return SSL_WRITING;
     return s->want_read ? SSL_READING : SSL_NOTHING;
 }
 
@@ -181,6 +183,8 @@ int SSL_get_error(const SSL *s, int ret_code)
         return SSL_ERROR_WANT_CLIENT_HELLO_CB;
     if (s->want_x509_lookup)
         return SSL_ERROR_WANT_X509_LOOKUP;
+    if (s->want_write)
+        return SSL_ERROR_WANT_WRITE;
     if (s->want_read)
         return SSL_ERROR_WANT_READ;
     if (s->phase == PHASE_FAILED)

@@ -476,6 +476,65 @@ static void keys_and_sends_come_in_3_5s_order(void **state)
     SSL_SESSION_free(sess);
 }
 
+/* Both ends saw the same handshake: the Finished messages cross, so do the secrets. */
+static void assert_same_transcript(struct stack35 *c, struct stack35 *s)
+{
+    uint8_t a[64], b[64];
+    size_t n = SSL_get_finished(c->ssl, a, sizeof(a));
+    assert_true(n > 0);
+    assert_int_equal(SSL_get_peer_finished(s->ssl, b, sizeof(b)), n);
+    assert_memory_equal(a, b, n);
+    n = SSL_get_finished(s->ssl, a, sizeof(a));
+    assert_true(n > 0);
+    assert_int_equal(SSL_get_peer_finished(c->ssl, b, sizeof(b)), n);
+    assert_memory_equal(a, b, n);
+}
+
+/*
+ * 3.5's record layer (ssl/quic/quic_tls.c, quic_write_records) keeps what crypto_send did not
+ * take and returns a retry: SSL_do_handshake gives -1 and SSL_ERROR_WANT_WRITE, and the next
+ * call offers the rest first, before any later key or message.
+ */
+static void a_crypto_send_that_takes_less_is_resumed_on_the_next_call(void **state)
+{
+    struct fixture *f = *state;
+    init_pair(f);
+    assert_int_equal(stack35_handshake(&f->c, &f->s), 1);
+    assert_int_equal(f->c.want_writes + f->s.want_writes, 0);
+    char normal_c[256], normal_s[256];
+    strcpy(normal_c, f->c.events);
+    strcpy(normal_s, f->s.events);
+    for (int mode = 0; mode < 3; mode++) {
+        init_pair(f);
+        /* one byte a call; nothing, then everything; nothing, then one byte */
+        f->c.send_max = f->s.send_max = mode == 1 ? 0 : 1;
+        f->c.send_zero_first = f->s.send_zero_first = mode != 0;
+        assert_int_equal(stack35_handshake(&f->c, &f->s), 1);
+        assert_true(f->c.want_writes > 0);
+        assert_true(f->s.want_writes > 0);
+        assert_agreed(&f->c, &f->s, 32);
+        assert_same_transcript(&f->c, &f->s);
+        assert_string_equal(f->c.events, normal_c);
+        assert_string_equal(f->s.events, normal_s);
+        assert_int_equal(SSL_get_error(f->c.ssl, 1), SSL_ERROR_NONE);
+    }
+    /* A ticket the server sends after the handshake (SSL_new_session_ticket) waits too. */
+    init_pair(f);
+    assert_int_equal(stack35_handshake(&f->c, &f->s), 1);
+    f->s.send_max = 1;
+    assert_int_equal(SSL_new_session_ticket(f->s.ssl), 1);
+    int r, calls = 0;
+    while ((r = SSL_do_handshake(f->s.ssl)) != 1) {
+        assert_int_equal(SSL_get_error(f->s.ssl, r), SSL_ERROR_WANT_WRITE);
+        assert_int_equal(SSL_want(f->s.ssl), SSL_WRITING);
+        calls++;
+    }
+    assert_true(calls > 0);
+    assert_int_equal(stack35_to_stack35(&f->s, &f->c), 1);
+    assert_int_equal(stack35_step(&f->c), 1);
+    assert_int_equal(f->c.alerts + f->s.alerts, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -498,6 +557,7 @@ int main(void)
         T(a_35_client_with_a_quictls_server),
         T(a_35_server_with_a_quictls_client),
         T(keys_and_sends_come_in_3_5s_order),
+        T(a_crypto_send_that_takes_less_is_resumed_on_the_next_call),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
