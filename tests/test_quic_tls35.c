@@ -344,6 +344,18 @@ static void a_server_may_set_its_parameters_when_its_handshake_write_key_comes(v
     f->s.tp_in_yield = "server-tp";
     assert_int_equal(stack35_handshake(&f->c, &f->s), 1);
     assert_agreed(&f->c, &f->s, 32);
+    /* Also when crypto_send takes the ServerHello a byte a call: the key still comes before
+       EncryptedExtensions is built (3.5: after the ServerHello is flushed). */
+    stack35_free(&f->c);
+    stack35_free(&f->s);
+    assert_int_equal(stack35_init(&f->c, f->cctx, 0, "client-tp"), 1);
+    assert_int_equal(stack35_init(&f->s, f->sctx, 1, NULL), 1);
+    f->s.tp_in_yield = "server-tp";
+    f->s.send_max = 1;
+    f->s.send_zero_first = 1;
+    assert_int_equal(stack35_handshake(&f->c, &f->s), 1);
+    assert_true(f->s.want_writes > 0);
+    assert_agreed(&f->c, &f->s, 32);
 }
 
 static void no_common_alpn_sends_no_application_protocol(void **state)
