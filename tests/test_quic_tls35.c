@@ -547,6 +547,36 @@ static void a_crypto_send_that_takes_less_is_resumed_on_the_next_call(void **sta
     assert_int_equal(f->c.alerts + f->s.alerts, 0);
 }
 
+/*
+ * 0-RTT offered, and the server's groups leave out the client's key share: HelloRetryRequest,
+ * which rejects 0-RTT (RFC 8446 §4.2.10). The handshake completes on the second ClientHello,
+ * and both sides report the rejection.
+ */
+static void hello_retry_request_rejects_0rtt(void **state)
+{
+    struct fixture *f = *state;
+    SSL_SESSION *sess = first_connection(f);
+    assert_int_equal(SSL_CTX_set1_groups_list(f->cctx, "X25519:P-256"), 1);
+    assert_int_equal(SSL_CTX_set1_groups_list(f->sctx, "P-256"), 1);
+    init_pair(f);
+    assert_int_equal(SSL_set_session(f->c.ssl, sess), 1);
+    assert_int_equal(SSL_set_quic_tls_early_data_enabled(f->c.ssl, 1), 1);
+    assert_int_equal(SSL_set_quic_tls_early_data_enabled(f->s.ssl, 1), 1);
+    assert_int_equal(stack35_handshake(&f->c, &f->s), 1);
+    assert_int_equal(SSL_get_negotiated_group(f->c.ssl), NID_X9_62_prime256v1);
+    assert_int_equal(SSL_session_reused(f->c.ssl), 1);
+    assert_int_equal(SSL_session_reused(f->s.ssl), 1);
+    assert_int_equal(SSL_get_early_data_status(f->c.ssl), SSL_EARLY_DATA_REJECTED);
+    assert_int_equal(SSL_get_early_data_status(f->s.ssl), SSL_EARLY_DATA_REJECTED);
+    assert_int_equal(f->s.read_len[1], 0); /* the server never took 0-RTT keys */
+    assert_agreed(&f->c, &f->s, 32);
+    /* The client had yielded its 0-RTT key after its first ClientHello (3.5 does too), so
+       its second goes out with the 0-RTT key the newest (s1; the stack puts it in Initial). */
+    assert_string_equal(f->c.events, "s0 w1 s1 w2 r2 s2 w3 r3");
+    assert_string_equal(f->s.events, "s0 w2 r2 s2 w3 r3 s3");
+    SSL_SESSION_free(sess);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -570,6 +600,7 @@ int main(void)
         T(a_35_server_with_a_quictls_client),
         T(keys_and_sends_come_in_3_5s_order),
         T(a_crypto_send_that_takes_less_is_resumed_on_the_next_call),
+        T(hello_retry_request_rejects_0rtt),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
