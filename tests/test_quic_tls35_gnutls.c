@@ -108,10 +108,43 @@ static ssize_t gt_push(gnutls_transport_ptr_t ptr, const void *buf, size_t len)
     return -1;
 }
 
+/*
+ * Resumption and 0-RTT on the GnuTLS side, set as tests/test_gnutls.c sets them (ngtcp2's
+ * GnuTLS backend's way): a server's ticket key kept across connections, a client's stored
+ * session; 0-RTT needs GNUTLS_ENABLE_EARLY_DATA | GNUTLS_NO_END_OF_EARLY_DATA (QUIC has no
+ * EndOfEarlyData), and on a server anti-replay and max_early_data_size 0xffffffff (RFC 9001
+ * §4.6.1).
+ */
+struct gt_resume {
+    gnutls_datum_t *ticket_key;     /* server: issue and take tickets under this key */
+    const gnutls_datum_t *session;  /* client: resume this (gnutls_session_get_data2) */
+    int early;                      /* 0-RTT: a server allows and accepts it, a client offers it */
+    gnutls_anti_replay_t anti_replay;
+};
+
+/* The anti-replay database: every ClientHello new (each test's tickets are used once). */
+static int gt_replay_add(void *ptr, time_t expires, const gnutls_datum_t *key,
+                         const gnutls_datum_t *data)
+{
+    return 0;
+}
+
+static int gt_init_resume(struct gt *g, int server, const char *cipher,
+                          const struct gt_resume *rs);
+
 static int gt_init(struct gt *g, int server, const char *cipher)
 {
+    return gt_init_resume(g, server, cipher, NULL);
+}
+
+static int gt_init_resume(struct gt *g, int server, const char *cipher,
+                          const struct gt_resume *rs)
+{
     memset(g, 0, sizeof(*g));
-    if (gnutls_init(&g->session, server ? GNUTLS_SERVER : GNUTLS_CLIENT) < 0)
+    unsigned flags = server ? GNUTLS_SERVER : GNUTLS_CLIENT;
+    if (rs != NULL && rs->early)
+        flags |= GNUTLS_ENABLE_EARLY_DATA | GNUTLS_NO_END_OF_EARLY_DATA;
+    if (gnutls_init(&g->session, flags) < 0)
         return 0;
     gnutls_session_set_ptr(g->session, g);
     char prio[200];
@@ -140,12 +173,25 @@ static int gt_init(struct gt *g, int server, const char *cipher)
                                                  mock_cert_path("ecdsa256.key"),
                                                  GNUTLS_X509_FMT_PEM) < 0)
             return 0;
+        if (rs != NULL && rs->ticket_key != NULL &&
+            ((rs->ticket_key->data == NULL &&
+              gnutls_session_ticket_key_generate(rs->ticket_key) < 0) ||
+             gnutls_session_ticket_enable_server(g->session, rs->ticket_key) < 0))
+            return 0;
+        if (rs != NULL && rs->early) {
+            gnutls_anti_replay_enable(g->session, rs->anti_replay);
+            if (gnutls_record_set_max_early_data_size(g->session, 0xffffffffu) < 0)
+                return 0;
+        }
     } else {
         if (gnutls_certificate_set_x509_trust_file(g->cred, mock_cert_path("ca.pem"),
                                                    GNUTLS_X509_FMT_PEM) <= 0 ||
             gnutls_server_name_set(g->session, GNUTLS_NAME_DNS, "localhost", 9) < 0)
             return 0;
         gnutls_session_set_verify_cert(g->session, "localhost", 0);
+        if (rs != NULL && rs->session != NULL &&
+            gnutls_session_set_data(g->session, rs->session->data, rs->session->size) < 0)
+            return 0;
     }
     return gnutls_credentials_set(g->session, GNUTLS_CRD_CERTIFICATE, g->cred) >= 0;
 }
@@ -265,6 +311,99 @@ static void a_35_client_with_a_gnutls_server(void **state) { crosses_with_gnutls
 
 static void a_35_server_with_a_gnutls_client(void **state) { crosses_with_gnutls(0); }
 
+/* ---- resumption and 0-RTT ---- */
+
+/* One connection between a 3.5 stack and GnuTLS, the secrets compared crosswise per level. */
+static void connect_pair(struct stack35 *s, struct gt *g, SSL_CTX *ctx, int qtls_is_client,
+                         SSL_SESSION *sess, int qtls_early, const struct gt_resume *rs)
+{
+    assert_int_equal(stack35_init(s, ctx, !qtls_is_client, "qtls-tp"), 1);
+    if (qtls_is_client) {
+        assert_int_equal(SSL_set_tlsext_host_name(s->ssl, "localhost"), 1);
+        if (sess != NULL)
+            assert_int_equal(SSL_set_session(s->ssl, sess), 1);
+    }
+    if (qtls_early)
+        assert_int_equal(SSL_set_quic_tls_early_data_enabled(s->ssl, 1), 1);
+    s->record_max = 1;
+    assert_int_equal(gt_init_resume(g, qtls_is_client, "AES-128-GCM", rs), 1);
+    assert_int_equal(run(s, g, qtls_is_client), 1);
+    for (int l = 2; l <= 3; l++) {
+        assert_int_equal(s->write_len[l], 32);
+        assert_memory_equal(s->write_secret[l], g->read_secret[l], 32);
+        assert_int_equal(s->read_len[l], 32);
+        assert_memory_equal(s->read_secret[l], g->write_secret[l], 32);
+    }
+    assert_int_equal(s->release_errors + s->alerts + g->alerts, 0);
+}
+
+/* early: 0 none offered, 1 offered and accepted, 2 offered and the server refuses it. */
+static void resumes_with_gnutls(int qtls_is_client, int early)
+{
+    SSL_CTX *ctx = qtls_is_client ? stack35_client_ctx() : stack35_server_ctx("ecdsa256");
+    assert_non_null(ctx);
+    assert_int_equal(SSL_CTX_set_ciphersuites(ctx, "TLS_AES_128_GCM_SHA256"), 1);
+    gnutls_datum_t key = {NULL, 0}, stored = {NULL, 0};
+    gnutls_anti_replay_t ar;
+    assert_int_equal(gnutls_anti_replay_init(&ar), 0);
+    gnutls_anti_replay_set_add_function(ar, gt_replay_add);
+    struct stack35 s;
+    struct gt g;
+    /* The first connection: the server's tickets allow 0-RTT when 0-RTT is to be tried. */
+    struct gt_resume first = {&key, NULL, early != 0 && qtls_is_client, ar};
+    connect_pair(&s, &g, ctx, qtls_is_client, NULL, early != 0 && !qtls_is_client, &first);
+    assert_int_equal(SSL_session_reused(s.ssl), 0);
+    SSL_SESSION *sess = NULL;
+    if (qtls_is_client) {
+        sess = SSL_get1_session(s.ssl); /* the GnuTLS ticket, through SSL_read */
+        assert_non_null(sess);
+        assert_int_equal(SSL_SESSION_is_resumable(sess), 1);
+        assert_int_equal(SSL_SESSION_get_max_early_data(sess), early ? 0xffffffffu : 0);
+    } else {
+        assert_true(gnutls_session_get_flags(g.session) & GNUTLS_SFLAGS_SESSION_TICKET);
+        assert_int_equal(gnutls_session_get_data2(g.session, &stored), 0);
+    }
+    gt_free(&g);
+    stack35_free(&s);
+    /* The second: resumed, 0-RTT offered by the client, taken or refused by the server. */
+    struct gt_resume again = {&key, &stored, qtls_is_client ? early == 1 : early != 0, ar};
+    connect_pair(&s, &g, ctx, qtls_is_client, sess, qtls_is_client ? early != 0 : early == 1,
+                 &again);
+    assert_int_equal(SSL_session_reused(s.ssl), 1);
+    assert_true(gnutls_session_is_resumed(g.session));
+    int accepted = (gnutls_session_get_flags(g.session) & GNUTLS_SFLAGS_EARLY_DATA) != 0;
+    assert_int_equal(accepted, early == 1);
+    assert_int_equal(SSL_get_early_data_status(s.ssl),
+                     early == 0   ? SSL_EARLY_DATA_NOT_SENT
+                     : early == 1 ? SSL_EARLY_DATA_ACCEPTED
+                                  : SSL_EARLY_DATA_REJECTED);
+    if (early == 1) { /* the client's 0-RTT write key is the server's 0-RTT read key */
+        if (qtls_is_client) {
+            assert_int_equal(s.write_len[1], 32);
+            assert_memory_equal(s.write_secret[1], g.read_secret[1], 32);
+        } else {
+            assert_int_equal(s.read_len[1], 32);
+            assert_memory_equal(s.read_secret[1], g.write_secret[1], 32);
+        }
+    } else {
+        assert_int_equal(qtls_is_client ? g.read_len[1] : s.read_len[1], 0);
+    }
+    gt_free(&g);
+    stack35_free(&s);
+    SSL_SESSION_free(sess);
+    gnutls_free(key.data);
+    gnutls_free(stored.data);
+    gnutls_anti_replay_deinit(ar);
+    SSL_CTX_free(ctx);
+}
+
+static void a_35_client_resumes_with_a_gnutls_ticket(void **state) { resumes_with_gnutls(1, 0); }
+static void a_35_client_gets_0rtt_accepted_by_gnutls(void **state) { resumes_with_gnutls(1, 1); }
+static void a_35_client_gets_0rtt_rejected_by_gnutls(void **state) { resumes_with_gnutls(1, 2); }
+static void a_gnutls_client_resumes_with_a_35_ticket(void **state) { resumes_with_gnutls(0, 0); }
+static void a_35_server_accepts_0rtt_from_gnutls(void **state) { resumes_with_gnutls(0, 1); }
+static void a_35_server_rejects_0rtt_from_gnutls(void **state) { resumes_with_gnutls(0, 2); }
+
 int main(void)
 {
     if (gnutls_global_init() < 0)
@@ -272,6 +411,12 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_35_client_with_a_gnutls_server),
         cmocka_unit_test(a_35_server_with_a_gnutls_client),
+        cmocka_unit_test(a_35_client_resumes_with_a_gnutls_ticket),
+        cmocka_unit_test(a_35_client_gets_0rtt_accepted_by_gnutls),
+        cmocka_unit_test(a_35_client_gets_0rtt_rejected_by_gnutls),
+        cmocka_unit_test(a_gnutls_client_resumes_with_a_35_ticket),
+        cmocka_unit_test(a_35_server_accepts_0rtt_from_gnutls),
+        cmocka_unit_test(a_35_server_rejects_0rtt_from_gnutls),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     gnutls_global_deinit();
