@@ -18,8 +18,9 @@ endif
 # stress test that shares contexts between threads); a build directory of its own.
 # A report stops the process at once with status 66 (halt_on_error; by default TSan goes on and
 # only sets the status at exit): the test binary then ends without a cmocka summary and
-# scripts/run-tests.sh counts a failed test, and a process whose status no one reads (the
-# HTTP/3 server, killed at the end of each case) fails its connection instead of going on.
+# scripts/run-tests.sh counts a failed test; the HTTP/3 server, stopped at the end of each
+# case, fails its connection at once, and tests/h3/e2e.sh fails a case whose server exited
+# non-zero or logged any sanitizer report (ASan, LSan, UBSan, TSan) before or at exit.
 # Options already in TSAN_OPTIONS come after these, so they win.
 ifeq ($(SANITIZE),thread)
   OPT   = -O1 -g -fsanitize=thread -fno-omit-frame-pointer

@@ -120,11 +120,23 @@ h3_start_server() {
     return 1
 }
 
+# h3_stop_server: stops the server; SERVER_RC is its exit status (examples/h3server exits 0 on
+# SIGTERM, so anything else is a failure: a sanitizer's report at exit, a crash, a timeout).
+SERVER_RC=0
 h3_stop_server() {
     [ -n "$SERVER_PID" ] || return 0
     kill "$SERVER_PID" 2>/dev/null
     wait "$SERVER_PID" 2>/dev/null
+    SERVER_RC=$?
     SERVER_PID=""
+}
+
+# h3_server_clean: the qtls server stopped with status 0 and its log holds no sanitizer
+# report (a leak or a data race found while it shut down would otherwise pass unseen).
+h3_server_clean() {
+    [ "$SERVER_RC" -eq 0 ] || return 1
+    ! grep -q 'ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|WARNING: ThreadSanitizer\|runtime error:' \
+        "$SERVER_LOG"
 }
 
 # ---------------------------------------------------------------- clients

@@ -130,6 +130,12 @@ check_conn() { # NAME CKIND CASE CONN
     fi
 }
 
+# A qtls server that exited non-zero or logged a sanitizer report fails the case.
+check_server_exit() { # SERVER_KIND
+    [ "$1" = qtls ] || return 0
+    h3_server_clean || WHY="$WHY the qtls server exited $SERVER_RC or logged a sanitizer report;"
+}
+
 run_case() { # PAIR CASE
     local pair=$1 case=$2 name=$1_$2 ckind skind conns=1 conn
     case $pair in
@@ -165,6 +171,7 @@ run_case() { # PAIR CASE
     for conn in $(seq "$conns"); do
         if [ "$case:$conn" = restart:2 ]; then
             h3_stop_server
+            check_server_exit "$skind"
             # shellcheck disable=SC2046
             if ! h3_start_server "$skind" "$name.2" $(server_args "$skind" "$case") \
                 2>>"$WORK/$name.err"; then
@@ -181,6 +188,7 @@ run_case() { # PAIR CASE
         check_conn "$name" "$ckind" "$case" "$conn"
     done
     h3_stop_server
+    check_server_exit "$skind"
     [ -z "$WHY" ]
 }
 
