@@ -18,7 +18,7 @@ OBJ=${1:-build/obj}
 
 # Layer, then the files (src/NAME.c) in it. Calls go down this list, never up.
 LAYERS='
-1  base        bytes err clock
+1  base        bytes err clock slot_cache
 2  crypto      crypto suites init compress
 3  keysched    keysched quic_crypto
 4  glue        callbacks quic

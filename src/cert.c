@@ -483,83 +483,15 @@ int cert_verify_peer_chain(SSL *c, STACK_OF(X509) *chain)
 /* Decoded-certificate cache                                           */
 /* ------------------------------------------------------------------ */
 
-#define CERT_CACHE_SLOTS 8
+static void cached_cert_free(void *x) { X509_free(x); }
 
-struct cert_cache {
-    CRYPTO_RWLOCK *lock;
-    size_t next; /* round-robin replacement */
-    struct {
-        uint8_t *der;
-        size_t len;
-        X509 *x;
-    } slot[CERT_CACHE_SLOTS];
-};
-
-void cert_cache_free(struct cert_cache *cache)
+/* slot_cache_find's take: a new reference to the cached certificate. */
+static int cached_cert_take(void *x, void *out)
 {
-    if (cache == NULL)
-        return;
-    for (size_t i = 0; i < CERT_CACHE_SLOTS; i++) {
-        OPENSSL_free(cache->slot[i].der);
-        X509_free(cache->slot[i].x);
-    }
-    CRYPTO_THREAD_lock_free(cache->lock);
-    OPENSSL_free(cache);
-}
-
-/* The context's cache, made on first use; NULL (no caching) if that fails. */
-static struct cert_cache *cache_of(SSL_CTX *ctx)
-{
-    struct cert_cache *cache = __atomic_load_n(&ctx->cert_cache, __ATOMIC_ACQUIRE), *none = NULL;
-    if (cache != NULL)
-        return cache;
-    cache = OPENSSL_zalloc(sizeof(*cache));
-    if (cache == NULL || (cache->lock = CRYPTO_THREAD_lock_new()) == NULL) {
-        OPENSSL_free(cache);
-        return NULL;
-    }
-    if (!__atomic_compare_exchange_n(&ctx->cert_cache, &none, cache, 0, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE)) {
-        cert_cache_free(cache);
-        return none;
-    }
-    return cache;
-}
-
-/* A cached certificate with exactly these bytes, as a new reference. */
-static X509 *cache_lookup(struct cert_cache *cache, const uint8_t *der, size_t len)
-{
-    X509 *found = NULL;
-    if (!CRYPTO_THREAD_read_lock(cache->lock))
-        return NULL;
-    for (size_t i = 0; i < CERT_CACHE_SLOTS && found == NULL; i++) {
-        if (cache->slot[i].x != NULL && cache->slot[i].len == len &&
-            memcmp(cache->slot[i].der, der, len) == 0 && X509_up_ref(cache->slot[i].x))
-            found = cache->slot[i].x;
-    }
-    CRYPTO_THREAD_unlock(cache->lock);
-    return found;
-}
-
-static void cache_insert(struct cert_cache *cache, const uint8_t *der, size_t len, X509 *x)
-{
-    uint8_t *copy = OPENSSL_memdup(der, len);
-    if (copy == NULL || !X509_up_ref(x)) {
-        OPENSSL_free(copy);
-        return;
-    }
-    if (!CRYPTO_THREAD_write_lock(cache->lock)) {
-        X509_free(x); /* the reference taken for the cache */
-        OPENSSL_free(copy);
-        return;
-    }
-    size_t i = cache->next++ % CERT_CACHE_SLOTS;
-    OPENSSL_free(cache->slot[i].der);
-    X509_free(cache->slot[i].x);
-    cache->slot[i].der = copy;
-    cache->slot[i].len = len;
-    cache->slot[i].x = x;
-    CRYPTO_THREAD_unlock(cache->lock);
+    if (!X509_up_ref(x))
+        return 0;
+    *(X509 **)out = x;
+    return 1;
 }
 
 /* libcrypto decodes a certificate's extensions (key ids, key usage, basic constraints)
@@ -575,9 +507,9 @@ void cert_fill_extension_cache(X509 *x)
 
 X509 *cert_decode(SSL_CTX *ctx, const uint8_t *der, size_t len)
 {
-    struct cert_cache *cache = cache_of(ctx);
-    X509 *x = cache != NULL ? cache_lookup(cache, der, len) : NULL;
-    if (x != NULL)
+    struct slot_cache *cache = slot_cache_of(&ctx->cert_cache, cached_cert_free);
+    X509 *x = NULL;
+    if (slot_cache_find(cache, 0, der, len, cached_cert_take, &x))
         return x;
     const unsigned char *p = der;
     x = d2i_X509(NULL, &p, (long)len);
@@ -586,8 +518,8 @@ X509 *cert_decode(SSL_CTX *ctx, const uint8_t *der, size_t len)
         return NULL;
     }
     cert_fill_extension_cache(x); /* before other threads can see x */
-    if (cache != NULL)
-        cache_insert(cache, der, len, x);
+    if (cache != NULL && X509_up_ref(x))
+        slot_cache_put(cache, 0, der, len, x); /* the cache's own reference */
     return x;
 }
 

@@ -120,106 +120,51 @@ int cert_comp_take_offer(SSL *c, const struct rd *b)
 
 /* ---- the per-context cache of compressed chains ---- */
 
-#define CC_CACHE_SLOTS 8
-
-/* A Certificate body and its compression with one algorithm; found again by comparing bodies. */
-struct cert_comp_cache {
-    CRYPTO_RWLOCK *lock;
-    size_t next; /* round-robin replacement */
-    struct {
-        uint8_t alg;
-        uint8_t *plain, *packed;
-        size_t plain_len, packed_len;
-    } slot[CC_CACHE_SLOTS];
+/* A cached compression: the bytes a chain compressed to with one algorithm. */
+struct packed {
+    size_t len;
+    uint8_t b[];
 };
 
 static size_t compressions; /* test hook: how many times a chain was compressed */
 
 size_t cert_comp_test_compressions(void) { return __atomic_load_n(&compressions, __ATOMIC_RELAXED); }
 
-void cert_comp_cache_free(struct cert_comp_cache *cache)
+static void packed_free(void *p) { OPENSSL_free(p); }
+
+/* slot_cache_find's take: appends the cached bytes to the struct wr out. */
+static int packed_take(void *p, void *out)
 {
-    if (cache == NULL)
-        return;
-    for (size_t i = 0; i < CC_CACHE_SLOTS; i++) {
-        OPENSSL_free(cache->slot[i].plain);
-        OPENSSL_free(cache->slot[i].packed);
-    }
-    CRYPTO_THREAD_lock_free(cache->lock);
-    OPENSSL_free(cache);
+    const struct packed *pk = p;
+    wr_bytes(out, pk->b, pk->len);
+    return 1;
 }
 
-/* The context's cache, made on first use; NULL (no caching) if that fails. */
-static struct cert_comp_cache *cache_of(SSL_CTX *ctx)
-{
-    struct cert_comp_cache *cache = __atomic_load_n(&ctx->cert_comp_cache, __ATOMIC_ACQUIRE);
-    struct cert_comp_cache *none = NULL;
-    if (cache != NULL)
-        return cache;
-    cache = OPENSSL_zalloc(sizeof(*cache));
-    if (cache == NULL || (cache->lock = CRYPTO_THREAD_lock_new()) == NULL) {
-        OPENSSL_free(cache);
-        return NULL;
-    }
-    if (!__atomic_compare_exchange_n(&ctx->cert_comp_cache, &none, cache, 0, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE)) {
-        cert_comp_cache_free(cache);
-        return none;
-    }
-    return cache;
-}
-
-/* Appends the cached compression of plain with alg to out: 1 if there was one. */
-static int cache_lookup(struct cert_comp_cache *cache, int alg, const uint8_t *plain, size_t n,
-                        struct wr *out)
-{
-    int found = 0;
-    if (!CRYPTO_THREAD_read_lock(cache->lock))
-        return 0;
-    for (size_t i = 0; i < CC_CACHE_SLOTS && !found; i++) {
-        if (cache->slot[i].packed != NULL && cache->slot[i].alg == alg &&
-            cache->slot[i].plain_len == n && memcmp(cache->slot[i].plain, plain, n) == 0) {
-            wr_bytes(out, cache->slot[i].packed, cache->slot[i].packed_len);
-            found = 1;
-        }
-    }
-    CRYPTO_THREAD_unlock(cache->lock);
-    return found;
-}
-
-static void cache_insert(struct cert_comp_cache *cache, int alg, const uint8_t *plain, size_t n,
+/* Caches packed (m bytes) as plain's (n bytes) compression with alg, if memory allows. */
+static void cache_packed(SSL_CTX *ctx, int alg, const uint8_t *plain, size_t n,
                          const uint8_t *packed, size_t m)
 {
-    uint8_t *p = OPENSSL_memdup(plain, n), *q = OPENSSL_memdup(packed, m);
-    if (p == NULL || q == NULL || !CRYPTO_THREAD_write_lock(cache->lock)) {
-        OPENSSL_free(p);
-        OPENSSL_free(q);
+    struct slot_cache *cache = slot_cache_of(&ctx->cert_comp_cache, packed_free);
+    struct packed *pk = cache != NULL ? OPENSSL_malloc(sizeof(*pk) + m) : NULL;
+    if (pk == NULL)
         return;
-    }
-    size_t i = cache->next++ % CC_CACHE_SLOTS;
-    OPENSSL_free(cache->slot[i].plain);
-    OPENSSL_free(cache->slot[i].packed);
-    cache->slot[i].alg = (uint8_t)alg;
-    cache->slot[i].plain = p;
-    cache->slot[i].plain_len = n;
-    cache->slot[i].packed = q;
-    cache->slot[i].packed_len = m;
-    CRYPTO_THREAD_unlock(cache->lock);
+    pk->len = m;
+    memcpy(pk->b, packed, m);
+    slot_cache_put(cache, (uint8_t)alg, plain, n, pk);
 }
 
 /* Appends plain compressed with alg: from the cache, else compressed now and cached. */
 static int compress_cached(SSL_CTX *ctx, int alg, const uint8_t *plain, size_t n, struct wr *out)
 {
-    struct cert_comp_cache *cache = cache_of(ctx);
-    if (cache != NULL && cache_lookup(cache, alg, plain, n, out))
+    struct slot_cache *cache = slot_cache_of(&ctx->cert_comp_cache, packed_free);
+    if (slot_cache_find(cache, (uint8_t)alg, plain, n, packed_take, out))
         return wr_ok(out);
     size_t start = wr_len(out);
     if (!compress_run(alg, plain, n, out))
         return 0;
     __atomic_add_fetch(&compressions, 1, __ATOMIC_RELAXED);
     size_t m = wr_len(out) - start;
-    if (cache != NULL)
-        cache_insert(cache, alg, plain, n, wr_at(out, start, m), m);
+    cache_packed(ctx, alg, plain, n, wr_at(out, start, m), m);
     return 1;
 }
 
@@ -392,7 +337,6 @@ size_t SSL_CTX_get1_compressed_cert(SSL_CTX *ctx, int alg, unsigned char **data,
 int SSL_CTX_set1_compressed_cert(SSL_CTX *ctx, int algorithm, unsigned char *comp_data,
                                  size_t comp_length, size_t orig_length)
 {
-    struct cert_comp_cache *cache;
     if (ctx == NULL || comp_data == NULL || comp_length == 0 || algorithm <= CC_NONE ||
         algorithm >= CC_LIMIT || !compress_available(algorithm)) {
         ERR_raise(ERR_LIB_SSL, SSL_R_UNSUPPORTED_COMPRESSION_ALGORITHM);
@@ -407,8 +351,8 @@ int SSL_CTX_set1_compressed_cert(SSL_CTX *ctx, int algorithm, unsigned char *com
                                                orig_length);
     if (!ok)
         ERR_raise(ERR_LIB_SSL, SSL_R_BAD_DECOMPRESSION);
-    else if ((cache = cache_of(ctx)) != NULL)
-        cache_insert(cache, algorithm, plain, orig_length, comp_data, comp_length);
+    else
+        cache_packed(ctx, algorithm, plain, orig_length, comp_data, comp_length);
     OPENSSL_free(plain);
     return ok;
 }

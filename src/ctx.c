@@ -113,8 +113,8 @@ void SSL_CTX_free(SSL_CTX *ctx)
     ca_list_free(ctx, NULL);
     ticket_keys_free(ctx->ticket_keys);
     replay_filter_free(ctx->replay);
-    cert_cache_free(ctx->cert_cache);
-    cert_comp_cache_free(ctx->cert_comp_cache);
+    slot_cache_free(ctx->cert_cache);
+    slot_cache_free(ctx->cert_comp_cache);
     dh_params_free(&ctx->dh);
     custom_exts_free(ctx->custom_exts);
     sct_free(ctx, NULL);

@@ -382,13 +382,28 @@ void dh_params_free(struct dh_params *d);
 /* SSL_CTRL_SET_TMP_DH, SSL_CTRL_SET_TMP_DH_CB and SSL_CTRL_SET_DH_AUTO; *handled = 0 else. */
 long dh_ctrl(SSL_CTX *ctx, SSL *s, int cmd, long larg, void *parg, int *handled);
 
+/*
+ * slot_cache.c: a few values found again by the exact bytes they were made from (a context's
+ * decoded peer certificates, its compressed chains), under one lock, made on first use.
+ */
+struct slot_cache;
+/* *where's cache, made (with the function that frees its values) if none; NULL if that failed. */
+struct slot_cache *slot_cache_of(struct slot_cache **where, void (*free_value)(void *));
+/* Calls take(value, arg) under the lock for the value stored under (tag, key) and returns its
+   result; 0 if there is none (or cache is NULL). */
+int slot_cache_find(struct slot_cache *cache, uint8_t tag, const uint8_t *key, size_t len,
+                    int (*take)(void *value, void *arg), void *arg);
+/* Stores value under a copy of (tag, key), replacing the oldest; the cache owns value from now
+   on (freed at once if it cannot be stored). */
+void slot_cache_put(struct slot_cache *cache, uint8_t tag, const uint8_t *key, size_t len,
+                    void *value);
+void slot_cache_free(struct slot_cache *cache);
+
 /* cert_comp.c: the algorithms we compress with and accept, in preference order (RFC 8879). */
 struct cert_comp_pref {
     uint8_t alg[CC_LIMIT - 1];
     uint8_t n; /* 0: certificate compression off */
 };
-struct cert_comp_cache;
-void cert_comp_cache_free(struct cert_comp_cache *cache);
 /* Test hook: how many times a chain was compressed (not taken from the cache) so far. */
 size_t cert_comp_test_compressions(void);
 
@@ -448,7 +463,7 @@ struct ssl_ctx_st {
                              EVP_MAC_CTX *, int);
     int (*client_cert_cb)(SSL *, X509 **, EVP_PKEY **);
     struct ticket_keys *ticket_keys; /* built-in rotating keys, made on first use */
-    struct cert_cache *cert_cache;   /* decoded peer certificates, reused (cert.c) */
+    struct slot_cache *cert_cache;   /* decoded peer certificates, reused (cert.c) */
     struct replay_filter *replay;    /* single-use 0-RTT tickets unless SSL_OP_NO_ANTI_REPLAY */
     /* Stored and reported back only: stateless tickets need no internal cache (session.c). */
     void (*remove_session_cb)(SSL_CTX *, SSL_SESSION *);
@@ -476,7 +491,7 @@ struct ssl_ctx_st {
     struct dh_params dh; /* dh.c: stored only (TLS 1.2 DHE) */
     struct custom_exts *custom_exts; /* custom_ext.c: SSL_CTX_add_custom_ext and friends */
     struct cert_comp_pref cert_comp;          /* cert_comp.c: copied by SSL_new */
-    struct cert_comp_cache *cert_comp_cache; /* cert_comp.c: compressed chains, made on use */
+    struct slot_cache *cert_comp_cache; /* cert_comp.c: compressed chains, made on use */
 };
 
 /*
@@ -798,7 +813,6 @@ X509 *cert_decode(SSL_CTX *ctx, const uint8_t *der, size_t len);
 void cert_fill_extension_cache(X509 *x);
 /* X509_LOOKUP_hash_dir's directories, with caches filled before the store shares them. */
 X509_LOOKUP_METHOD *cert_hashed_dir_lookup(void);
-void cert_cache_free(struct cert_cache *cache);
 
 /* ------------------------------------------------------------------ */
 /* QUIC glue (quic.c)                                                  */
