@@ -96,8 +96,14 @@ $(BUILD)/tests/%: tests/%.c $(TEST_HELPERS) $(wildcard tests/helpers/*.h) $(BUIL
 	$(CC) $(TEST_CPPFLAGS_$*) $(CPPFLAGS) -Itests/helpers $(CFLAGS_ALL) -o $@ $< $(TEST_HELPERS) \
 	    $(BUILD)/libqtls.a $(QTLS_LIBS) -lcmocka $(TEST_LIBS_$*)
 
-TEST_LIBS_test_gnutls = -lgnutls
-TEST_LIBS_test_quic_tls35_gnutls = -lgnutls
+# The GnuTLS QUIC-mode peer (tests/helpers/gnutls/), only where GnuTLS is linked.
+GNUTLS_PEER = tests/helpers/gnutls/gnutls_quic.c
+GNUTLS_PEER_DEPS = $(GNUTLS_PEER) tests/helpers/gnutls/gnutls_quic.h
+TEST_CPPFLAGS_test_gnutls = -Itests/helpers/gnutls
+TEST_CPPFLAGS_test_quic_tls35_gnutls = -Itests/helpers/gnutls
+TEST_LIBS_test_gnutls = $(GNUTLS_PEER) -lgnutls
+TEST_LIBS_test_quic_tls35_gnutls = $(GNUTLS_PEER) -lgnutls
+$(BUILD)/tests/test_gnutls $(BUILD)/tests/test_quic_tls35_gnutls: $(GNUTLS_PEER_DEPS)
 
 # test_coexist links libqtls.so (libqtls.so.0 through its rpath), not libqtls.a: it tests how
 # the dynamic linker binds libqtls's symbols beside the system's libssl.so.3, which it dlopens.
@@ -361,9 +367,10 @@ $(BENCH_DIR)/bench_openssl: bench/bench_openssl.c $(BENCH_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ $< bench/bench_common.c -lssl $(LIBCRYPTO)
 
-$(BENCH_DIR)/bench_gnutls: bench/bench_gnutls.c $(BENCH_DEPS)
+$(BENCH_DIR)/bench_gnutls: bench/bench_gnutls.c $(BENCH_DEPS) $(GNUTLS_PEER_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) -o $@ $< bench/bench_common.c -lgnutls
+	$(CC) -Itests/helpers/gnutls $(BENCH_CFLAGS) -o $@ $< bench/bench_common.c $(GNUTLS_PEER) \
+	    -lgnutls
 
 $(BENCH_DIR)/bench_qtls: bench/bench_qtls.c $(BENCH_DEPS) $(BUILD)/libqtls.a
 	@mkdir -p $(@D)

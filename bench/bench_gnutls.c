@@ -7,7 +7,6 @@
  * hook; no TLS record is ever written. The 0x39 extension is registered on
  * each session. Credentials and the priority cache are made once.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,20 +14,14 @@
 #include <gnutls/gnutls.h>
 
 #include "bench_common.h"
+#include "gnutls_quic.h"
 
-#define NLEVELS 4
-#define OUTMAX 4096
-#define TLSEXT_QUIC_TP 0x39
+#define NLEVELS GQ_LEVELS
+#define OUTMAX 4096 /* a level's output in one flight; reserved before anything is measured */
 
 struct gside {
-    gnutls_session_t session;
-    uint8_t out[NLEVELS][OUTMAX];
-    size_t out_len[NLEVELS];
-    uint8_t read_secret[NLEVELS][48], write_secret[NLEVELS][48];
-    uint8_t peer_tp[64];
-    size_t peer_tp_len;
-    int is_server;
-    int done, alerts, last_alert, hook_failed, last_error;
+    struct gq_peer p; /* tests/helpers/gnutls: the hooks' view */
+    int done, last_error;
 };
 
 struct gpair {
@@ -43,78 +36,7 @@ static struct gpair one;
     "NORMAL:-VERS-ALL:+VERS-TLS1.3:%DISABLE_TLS13_COMPAT_MODE:-CIPHER-ALL:+AES-128-GCM:"   \
     "-GROUP-ALL:+GROUP-X25519:-SIGN-ALL:+SIGN-ECDSA-SECP256R1-SHA256"
 
-static int gt_secret(gnutls_session_t session, gnutls_record_encryption_level_t level,
-                     const void *rs, const void *ws, size_t len)
-{
-    struct gside *g = gnutls_session_get_ptr(session);
-    if ((unsigned)level >= NLEVELS || len > sizeof(g->read_secret[0])) {
-        g->hook_failed = 1;
-        return -1;
-    }
-    if (rs != NULL)
-        memcpy(g->read_secret[level], rs, len);
-    if (ws != NULL)
-        memcpy(g->write_secret[level], ws, len);
-    return 0;
-}
-
-static int gt_out(gnutls_session_t session, gnutls_record_encryption_level_t level,
-                  gnutls_handshake_description_t htype, const void *data, size_t len)
-{
-    struct gside *g = gnutls_session_get_ptr(session);
-    if (htype == GNUTLS_HANDSHAKE_CHANGE_CIPHER_SPEC)
-        return 0;
-    if ((unsigned)level >= NLEVELS || len > OUTMAX - g->out_len[level]) {
-        g->hook_failed = 1;
-        return -1;
-    }
-    memcpy(g->out[level] + g->out_len[level], data, len);
-    g->out_len[level] += len;
-    return 0;
-}
-
-static int gt_alert(gnutls_session_t session, gnutls_record_encryption_level_t level,
-                    gnutls_alert_level_t alert_level, gnutls_alert_description_t desc)
-{
-    struct gside *g = gnutls_session_get_ptr(session);
-    g->alerts++;
-    g->last_alert = (int)desc;
-    return 0;
-}
-
-static int gt_tp_recv(gnutls_session_t session, const unsigned char *data, size_t len)
-{
-    struct gside *g = gnutls_session_get_ptr(session);
-    if (len > sizeof(g->peer_tp))
-        return GNUTLS_E_RECEIVED_ILLEGAL_PARAMETER;
-    memcpy(g->peer_tp, data, len);
-    g->peer_tp_len = len;
-    return 0;
-}
-
-static int gt_tp_send(gnutls_session_t session, gnutls_buffer_t extdata)
-{
-    struct gside *g = gnutls_session_get_ptr(session);
-    int r = gnutls_buffer_append_data(extdata, g->is_server ? bench_server_tp : bench_client_tp,
-                                      BENCH_TP_LEN);
-    return r < 0 ? r : BENCH_TP_LEN;
-}
-
-/* No TLS record is ever read or written in QUIC mode. */
-static ssize_t gt_pull(gnutls_transport_ptr_t ptr, void *buf, size_t len)
-{
-    struct gside *g = ptr;
-    gnutls_transport_set_errno(g->session, EAGAIN);
-    return -1;
-}
-
-static ssize_t gt_push(gnutls_transport_ptr_t ptr, const void *buf, size_t len)
-{
-    struct gside *g = ptr;
-    g->hook_failed = 1;
-    gnutls_transport_set_errno(g->session, EIO);
-    return -1;
-}
+static int reserve_side(struct gside *g);
 
 static int init(const char *dir)
 {
@@ -143,7 +65,7 @@ static int init(const char *dir)
         bench_fail("server key: %s", gnutls_strerror(r));
         return 0;
     }
-    return 1;
+    return reserve_side(&one.c) && reserve_side(&one.s);
 }
 
 static void fini(void)
@@ -153,14 +75,25 @@ static void fini(void)
     gnutls_certificate_free_credentials(scred);
     gnutls_priority_deinit(prio);
     gnutls_global_deinit();
+    gq_peer_free(&one.c.p);
+    gq_peer_free(&one.s.p);
+}
+
+/* Each level's output buffer made at its full size, so that no handshake allocates one. */
+static int reserve_side(struct gside *g)
+{
+    for (int l = 0; l < NLEVELS; l++) {
+        if ((g->p.out[l] = malloc(OUTMAX)) == NULL)
+            return 0;
+        g->p.out_cap[l] = OUTMAX;
+    }
+    return 1;
 }
 
 static void reset_side(struct gside *g)
 {
-    g->session = NULL;
-    memset(g->out_len, 0, sizeof(g->out_len));
-    g->peer_tp_len = 0;
-    g->done = g->alerts = g->last_alert = g->hook_failed = g->last_error = 0;
+    gq_peer_reset(&g->p);
+    g->done = g->last_error = 0;
 }
 
 static int side_new(struct gside *g, int server, gnutls_certificate_credentials_t cred,
@@ -169,28 +102,18 @@ static int side_new(struct gside *g, int server, gnutls_certificate_credentials_
     static const gnutls_datum_t h3 = {(unsigned char *)"h3", 2};
     unsigned flags = (server ? GNUTLS_SERVER : GNUTLS_CLIENT) | GNUTLS_NO_END_OF_EARLY_DATA |
                      GNUTLS_NO_TICKETS;
-    g->is_server = server;
-    if (gnutls_init(&g->session, flags) < 0)
+    gnutls_session_t session;
+    if (gnutls_init(&session, flags) < 0)
         return 0;
-    gnutls_session_set_ptr(g->session, g);
-    gnutls_transport_set_ptr(g->session, g);
-    gnutls_transport_set_pull_function(g->session, gt_pull);
-    gnutls_transport_set_push_function(g->session, gt_push);
-    gnutls_handshake_set_secret_function(g->session, gt_secret);
-    gnutls_handshake_set_read_function(g->session, gt_out);
-    gnutls_alert_set_read_function(g->session, gt_alert);
-    if (gnutls_priority_set(g->session, prio) < 0 ||
-        gnutls_session_ext_register(g->session, "QUIC Transport Parameters", TLSEXT_QUIC_TP,
-                                    GNUTLS_EXT_TLS, gt_tp_recv, gt_tp_send, NULL, NULL, NULL,
-                                    GNUTLS_EXT_FLAG_TLS | GNUTLS_EXT_FLAG_CLIENT_HELLO |
-                                        GNUTLS_EXT_FLAG_EE) < 0 ||
-        gnutls_alpn_set_protocols(g->session, &h3, 1, GNUTLS_ALPN_MANDATORY) < 0 ||
-        gnutls_credentials_set(g->session, GNUTLS_CRD_CERTIFICATE, cred) < 0)
+    if (gq_peer_attach(&g->p, session, server, server ? bench_server_tp : bench_client_tp,
+                       BENCH_TP_LEN) < 0 ||
+        gnutls_priority_set(session, prio) < 0 ||
+        gnutls_alpn_set_protocols(session, &h3, 1, GNUTLS_ALPN_MANDATORY) < 0 ||
+        gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, cred) < 0)
         return 0;
     if (!server) {
-        gnutls_session_set_verify_cert(g->session, host, 0);
-        if (gnutls_server_name_set(g->session, GNUTLS_NAME_DNS, BENCH_HOST,
-                                   strlen(BENCH_HOST)) < 0)
+        gnutls_session_set_verify_cert(session, host, 0);
+        if (gnutls_server_name_set(session, GNUTLS_NAME_DNS, BENCH_HOST, strlen(BENCH_HOST)) < 0)
             return 0;
     }
     return 1;
@@ -209,7 +132,7 @@ static int step(struct gside *g)
 {
     if (g->done)
         return 0;
-    int r = gnutls_handshake(g->session);
+    int r = gnutls_handshake(g->p.session);
     if (r == 0)
         g->done = 1;
     else if (r != GNUTLS_E_AGAIN && r != GNUTLS_E_INTERRUPTED) {
@@ -223,11 +146,11 @@ static int step(struct gside *g)
 static int deliver(struct gside *from, struct gside *to)
 {
     for (int l = 0; l < NLEVELS; l++) {
-        if (from->out_len[l] == 0)
+        if (from->p.out_len[l] == 0)
             continue;
-        int r = gnutls_handshake_write(to->session, (gnutls_record_encryption_level_t)l,
-                                       from->out[l], from->out_len[l]);
-        from->out_len[l] = 0;
+        int r = gnutls_handshake_write(to->p.session, (gnutls_record_encryption_level_t)l,
+                                       from->p.out[l], from->p.out_len[l]);
+        from->p.out_len[l] = 0;
         if (r < 0 && gnutls_error_is_fatal(r)) {
             to->last_error = r;
             return 0;
@@ -246,7 +169,8 @@ static int run(struct gpair *p)
         if (!deliver(&p->c, &p->s))
             return 0;
         if (p->c.done && p->s.done)
-            return !p->c.hook_failed && !p->s.hook_failed;
+            return !p->c.p.hook_failed && !p->s.p.hook_failed && !p->c.p.pushed &&
+                   !p->s.p.pushed;
         if (!deliver(&p->s, &p->c))
             return 0;
     }
@@ -262,7 +186,7 @@ static int alpn_is_h3(gnutls_session_t s)
 
 static int check(struct gpair *p)
 {
-    gnutls_session_t c = p->c.session, s = p->s.session;
+    gnutls_session_t c = p->c.p.session, s = p->s.p.session;
     char sni[64];
     size_t sni_len = sizeof(sni);
     unsigned sni_type = 0;
@@ -279,31 +203,31 @@ static int check(struct gpair *p)
     CHECK(gnutls_group_get(c) == GNUTLS_GROUP_X25519 && gnutls_group_get(s) == GNUTLS_GROUP_X25519);
     CHECK(gnutls_sign_algorithm_get(c) == GNUTLS_SIGN_ECDSA_SECP256R1_SHA256);
     CHECK(alpn_is_h3(c) && alpn_is_h3(s));
-    CHECK(p->c.peer_tp_len == BENCH_TP_LEN &&
-          memcmp(p->c.peer_tp, bench_server_tp, BENCH_TP_LEN) == 0);
-    CHECK(p->s.peer_tp_len == BENCH_TP_LEN &&
-          memcmp(p->s.peer_tp, bench_client_tp, BENCH_TP_LEN) == 0);
+    CHECK(p->c.p.peer_tp_len == BENCH_TP_LEN &&
+          memcmp(p->c.p.peer_tp, bench_server_tp, BENCH_TP_LEN) == 0);
+    CHECK(p->s.p.peer_tp_len == BENCH_TP_LEN &&
+          memcmp(p->s.p.peer_tp, bench_client_tp, BENCH_TP_LEN) == 0);
     CHECK(gnutls_session_get_verify_cert_status(c) == 0);
     CHECK(gnutls_server_name_get(s, sni, &sni_len, &sni_type, 0) == 0 &&
           sni_type == GNUTLS_NAME_DNS && strcmp(sni, BENCH_HOST) == 0);
-    CHECK(p->s.out_len[GNUTLS_ENCRYPTION_LEVEL_APPLICATION] == 0); /* no NewSessionTicket */
-    CHECK(p->c.alerts == 0 && p->s.alerts == 0);
+    CHECK(p->s.p.out_len[GNUTLS_ENCRYPTION_LEVEL_APPLICATION] == 0); /* no NewSessionTicket */
+    CHECK(p->c.p.alerts == 0 && p->s.p.alerts == 0);
 #undef CHECK
     return ok;
 }
 
 static void side_free(struct gside *g)
 {
-    if (g->session != NULL)
-        gnutls_deinit(g->session);
-    g->session = NULL;
+    if (g->p.session != NULL)
+        gnutls_deinit(g->p.session);
+    g->p.session = NULL;
 }
 
 static void why(struct gpair *p)
 {
     bench_fail("client: %s, %d alert(s) reported; server: %s, %d alert(s) reported",
-               p->c.last_error ? gnutls_strerror(p->c.last_error) : "no error", p->c.alerts,
-               p->s.last_error ? gnutls_strerror(p->s.last_error) : "no error", p->s.alerts);
+               p->c.last_error ? gnutls_strerror(p->c.last_error) : "no error", p->c.p.alerts,
+               p->s.last_error ? gnutls_strerror(p->s.last_error) : "no error", p->s.p.alerts);
 }
 
 static int handshake(void)
@@ -329,7 +253,25 @@ static int handshake_neg(enum bench_neg neg)
     return ok;
 }
 
-static void *pair_alloc(void) { return calloc(1, sizeof(struct gpair)); }
+static void pair_release(void *v);
+
+static void *pair_alloc(void)
+{
+    struct gpair *p = calloc(1, sizeof(struct gpair));
+    if (p != NULL && (!reserve_side(&p->c) || !reserve_side(&p->s))) {
+        pair_release(p);
+        return NULL;
+    }
+    return p;
+}
+
+static void pair_release(void *v)
+{
+    struct gpair *p = v;
+    gq_peer_free(&p->c.p);
+    gq_peer_free(&p->s.p);
+    free(p);
+}
 
 static int pair_establish(void *v)
 {
@@ -351,7 +293,7 @@ int main(int argc, char **argv)
         .pair_establish = pair_establish,
         .pair_free_client = pair_free_client,
         .pair_free_server = pair_free_server,
-        .pair_release = free,
+        .pair_release = pair_release,
         .fini = fini,
     };
     return bench_main(argc, argv, &lib);

@@ -60,6 +60,7 @@
 #include <openssl/ocsp.h>
 #include <openssl/pem.h>
 
+#include "gnutls_quic.h"
 #include "mock_quic.h"
 
 #define NLEVELS 4
@@ -140,21 +141,10 @@ static const char *early_name[] = {"not offered", "accepted", "rejected"};
 static struct interop_case cases[MAX_CASES];
 static size_t ncases;
 
-/* The GnuTLS endpoint: what its hooks saw. */
+/* The GnuTLS endpoint: what its hooks saw (tests/helpers/gnutls), and what this suite notes. */
 struct gt_side {
-    gnutls_session_t session;
+    struct gq_peer p; /* first: the hooks' session pointer is this side's */
     gnutls_certificate_credentials_t cred;
-    int is_server;
-    uint8_t *out[NLEVELS]; /* handshake bytes GnuTLS emitted, not yet delivered to qtls */
-    size_t out_len[NLEVELS];
-    uint8_t read_secret[NLEVELS][64], write_secret[NLEVELS][64];
-    size_t read_len[NLEVELS], write_len[NLEVELS];
-    int have_read[NLEVELS], have_write[NLEVELS];
-    uint8_t peer_tp[512];
-    size_t peer_tp_len;
-    int tp_received;
-    int alerts, alert_desc, alert_level;
-    int pushed, hook_failed;
     int client_hellos, hello_retry_requests, tickets, certificates;
     /* Of the client, either one: early_data (42) in its n-th ClientHello, -1 unparsed. */
     int hello_early_data[2];
@@ -253,38 +243,11 @@ static void note_client_hello(struct gt_side *g, const uint8_t *m, size_t n)
 
 /* --- GnuTLS hooks ------------------------------------------------------- */
 
-static int gt_secret(gnutls_session_t session, gnutls_record_encryption_level_t level,
-                     const void *read_secret, const void *write_secret, size_t len)
+/* gq_peer's on_message: counts the messages GnuTLS sends by type, notes its ClientHellos. */
+static void note_message(struct gq_peer *p, gnutls_handshake_description_t htype,
+                         const uint8_t *data, size_t len)
 {
-    struct gt_side *g = gnutls_session_get_ptr(session);
-    if ((unsigned)level >= NLEVELS || len > sizeof(g->read_secret[0])) {
-        g->hook_failed = 1;
-        return -1;
-    }
-    /* Read and write may come in separate calls for one level. */
-    if (read_secret != NULL) {
-        memcpy(g->read_secret[level], read_secret, len);
-        g->read_len[level] = len;
-        g->have_read[level] = 1;
-    }
-    if (write_secret != NULL) {
-        memcpy(g->write_secret[level], write_secret, len);
-        g->write_len[level] = len;
-        g->have_write[level] = 1;
-    }
-    return 0;
-}
-
-static int gt_out(gnutls_session_t session, gnutls_record_encryption_level_t level,
-                  gnutls_handshake_description_t htype, const void *data, size_t len)
-{
-    struct gt_side *g = gnutls_session_get_ptr(session);
-    if (htype == GNUTLS_HANDSHAKE_CHANGE_CIPHER_SPEC) /* never on the wire in QUIC */
-        return 0;
-    if ((unsigned)level >= NLEVELS) {
-        g->hook_failed = 1;
-        return -1;
-    }
+    struct gt_side *g = (struct gt_side *)p;
     if (htype == GNUTLS_HANDSHAKE_CLIENT_HELLO) {
         g->client_hellos++;
         note_client_hello(g, data, len);
@@ -293,63 +256,10 @@ static int gt_out(gnutls_session_t session, gnutls_record_encryption_level_t lev
     } else if (htype == GNUTLS_HANDSHAKE_NEW_SESSION_TICKET) {
         g->tickets++;
         if (len >= 12) /* header, ticket_lifetime, ticket_age_add */
-            g->ticket_age_add = get_u32((const uint8_t *)data + 8);
+            g->ticket_age_add = get_u32(data + 8);
     } else if (htype == GNUTLS_HANDSHAKE_CERTIFICATE_PKT) {
         g->certificates++;
     }
-    uint8_t *nb = realloc(g->out[level], g->out_len[level] + len);
-    if (nb == NULL) {
-        g->hook_failed = 1;
-        return -1;
-    }
-    memcpy(nb + g->out_len[level], data, len);
-    g->out[level] = nb;
-    g->out_len[level] += len;
-    return 0;
-}
-
-/* Called with the alert GnuTLS would send (in QUIC: a CONNECTION_CLOSE). */
-static int gt_alert(gnutls_session_t session, gnutls_record_encryption_level_t level,
-                    gnutls_alert_level_t alert_level, gnutls_alert_description_t desc)
-{
-    struct gt_side *g = gnutls_session_get_ptr(session);
-    g->alerts++;
-    g->alert_desc = (int)desc;
-    g->alert_level = (int)level;
-    return 0;
-}
-
-static int gt_tp_recv(gnutls_session_t session, const unsigned char *data, size_t len)
-{
-    struct gt_side *g = gnutls_session_get_ptr(session);
-    if (len > sizeof(g->peer_tp))
-        return GNUTLS_E_RECEIVED_ILLEGAL_PARAMETER;
-    memcpy(g->peer_tp, data, len);
-    g->peer_tp_len = len;
-    g->tp_received = 1;
-    return 0;
-}
-
-static int gt_tp_send(gnutls_session_t session, gnutls_buffer_t extdata)
-{
-    int r = gnutls_buffer_append_data(extdata, gnutls_tp, sizeof(gnutls_tp));
-    return r < 0 ? r : (int)sizeof(gnutls_tp);
-}
-
-/* No TLS record is ever read or written: QUIC carries the handshake. */
-static ssize_t gt_pull(gnutls_transport_ptr_t ptr, void *buf, size_t len)
-{
-    struct gt_side *g = ptr;
-    gnutls_transport_set_errno(g->session, EAGAIN);
-    return -1;
-}
-
-static ssize_t gt_push(gnutls_transport_ptr_t ptr, const void *buf, size_t len)
-{
-    struct gt_side *g = ptr;
-    g->pushed++;
-    gnutls_transport_set_errno(g->session, EIO);
-    return -1;
 }
 
 /*
@@ -410,25 +320,28 @@ static int gnutls_side_init(struct interop *t)
     const struct interop_case *c = t->c;
     struct gt_side *g = &t->g;
     int r;
-    g->is_server = !c->qtls_is_server;
+    g->p.is_server = !c->qtls_is_server;
 
     /*
      * 0-RTT as ngtcp2 configures it: QUIC has no EndOfEarlyData (RFC 9001
      * §8.3). A server issues tickets allowing it on the first connection
      * (early_tickets) and may accept it on the resumed ones (server_early).
      */
-    int early = g->is_server ? (t->conn == 0 ? c->early_tickets : c->server_early)
+    int early = g->p.is_server ? (t->conn == 0 ? c->early_tickets : c->server_early)
                              : c->client_early;
-    unsigned flags = g->is_server ? GNUTLS_SERVER : GNUTLS_CLIENT;
+    unsigned flags = g->p.is_server ? GNUTLS_SERVER : GNUTLS_CLIENT;
     if (early)
         flags |= GNUTLS_ENABLE_EARLY_DATA | GNUTLS_NO_END_OF_EARLY_DATA;
-    if ((r = gnutls_init(&g->session, flags)) < 0)
+    gnutls_session_t session;
+    if ((r = gnutls_init(&session, flags)) < 0)
         return fail_setup(t, "gnutls_init", r);
-    gnutls_session_set_ptr(g->session, g);
+    if ((r = gq_peer_attach(&g->p, session, g->p.is_server, gnutls_tp, sizeof(gnutls_tp))) < 0)
+        return fail_setup(t, "gq_peer_attach (0x39)", r);
+    g->p.on_message = note_message;
 
     /* QUIC forbids the middlebox compatibility mode (RFC 9001 §8.4). */
     char prio[300];
-    const char *grp = g->is_server || c->gnutls_client_groups == NULL
+    const char *grp = g->p.is_server || c->gnutls_client_groups == NULL
                           ? groups[c->group].gnutls_prio
                           : c->gnutls_client_groups;
     snprintf(prio, sizeof(prio),
@@ -436,30 +349,16 @@ static int gnutls_side_init(struct interop *t)
              "-GROUP-ALL:+%s",
              suites[c->suite].gnutls_cipher, grp);
     const char *err_pos = NULL;
-    if ((r = gnutls_priority_set_direct(g->session, prio, &err_pos)) < 0)
+    if ((r = gnutls_priority_set_direct(g->p.session, prio, &err_pos)) < 0)
         return fail_setup(t, err_pos != NULL ? err_pos : prio, r);
 
-    gnutls_transport_set_ptr(g->session, g);
-    gnutls_transport_set_pull_function(g->session, gt_pull);
-    gnutls_transport_set_push_function(g->session, gt_push);
-    gnutls_handshake_set_secret_function(g->session, gt_secret);
-    gnutls_handshake_set_read_function(g->session, gt_out);
-    gnutls_alert_set_read_function(g->session, gt_alert);
-    r = gnutls_session_ext_register(g->session, "QUIC Transport Parameters",
-                                    TLSEXT_TYPE_quic_transport_parameters, GNUTLS_EXT_TLS,
-                                    gt_tp_recv, gt_tp_send, NULL, NULL, NULL,
-                                    GNUTLS_EXT_FLAG_TLS | GNUTLS_EXT_FLAG_CLIENT_HELLO |
-                                        GNUTLS_EXT_FLAG_EE);
-    if (r < 0)
-        return fail_setup(t, "gnutls_session_ext_register(0x39)", r);
-
     gnutls_datum_t h3 = {(unsigned char *)"h3", 2};
-    if ((r = gnutls_alpn_set_protocols(g->session, &h3, 1, GNUTLS_ALPN_MANDATORY)) < 0)
+    if ((r = gnutls_alpn_set_protocols(g->p.session, &h3, 1, GNUTLS_ALPN_MANDATORY)) < 0)
         return fail_setup(t, "gnutls_alpn_set_protocols", r);
 
     if ((r = gnutls_certificate_allocate_credentials(&g->cred)) < 0)
         return fail_setup(t, "gnutls_certificate_allocate_credentials", r);
-    if (g->is_server) {
+    if (g->p.is_server) {
         char pem[64], key[64];
         snprintf(pem, sizeof(pem), "%s.pem", c->cert);
         snprintf(key, sizeof(key), "%s.key", c->cert);
@@ -471,7 +370,7 @@ static int gnutls_side_init(struct interop *t)
             /* One ticket key for all the connections of a test, as for one server. */
             if ((t->ticket_key.data == NULL &&
                  (r = gnutls_session_ticket_key_generate(&t->ticket_key)) < 0) ||
-                (r = gnutls_session_ticket_enable_server(g->session, &t->ticket_key)) < 0)
+                (r = gnutls_session_ticket_enable_server(g->p.session, &t->ticket_key)) < 0)
                 return fail_setup(t, "gnutls_session_ticket_enable_server", r);
         }
         if (early) {
@@ -480,9 +379,9 @@ static int gnutls_side_init(struct interop *t)
              * max_early_data_size 16384 unless told otherwise; QUIC needs
              * 0xffffffff (RFC 9001 §4.6.1).
              */
-            gnutls_anti_replay_enable(g->session, t->anti_replay);
+            gnutls_anti_replay_enable(g->p.session, t->anti_replay);
             if (!c->gnutls_default_max_early &&
-                (r = gnutls_record_set_max_early_data_size(g->session, 0xffffffffu)) < 0)
+                (r = gnutls_record_set_max_early_data_size(g->p.session, 0xffffffffu)) < 0)
                 return fail_setup(t, "gnutls_record_set_max_early_data_size", r);
         }
     } else {
@@ -491,15 +390,15 @@ static int gnutls_side_init(struct interop *t)
         if (r <= 0)
             return fail_setup(t, "gnutls_certificate_set_x509_trust_file(ca.pem)", r);
         /* The handshake fails unless the chain verifies and names localhost. */
-        gnutls_session_set_verify_cert(g->session, "localhost", 0);
-        if ((r = gnutls_server_name_set(g->session, GNUTLS_NAME_DNS, "localhost", 9)) < 0)
+        gnutls_session_set_verify_cert(g->p.session, "localhost", 0);
+        if ((r = gnutls_server_name_set(g->p.session, GNUTLS_NAME_DNS, "localhost", 9)) < 0)
             return fail_setup(t, "gnutls_server_name_set", r);
         if (t->conn > 0 &&
-            (r = gnutls_session_set_data(g->session, t->gnutls_session.data,
+            (r = gnutls_session_set_data(g->p.session, t->gnutls_session.data,
                                          t->gnutls_session.size)) < 0)
             return fail_setup(t, "gnutls_session_set_data", r);
     }
-    if ((r = gnutls_credentials_set(g->session, GNUTLS_CRD_CERTIFICATE, g->cred)) < 0)
+    if ((r = gnutls_credentials_set(g->p.session, GNUTLS_CRD_CERTIFICATE, g->cred)) < 0)
         return fail_setup(t, "gnutls_credentials_set", r);
     return 1;
 }
@@ -588,7 +487,7 @@ static int ocsp_side_init(struct interop *t)
         return fail_setup(t, "make_ocsp_response", 0);
     if (t->c->qtls_is_server) {
         SSL_CTX_set_tlsext_status_cb(t->ctx, qtls_server_staple);
-        if ((r = gnutls_ocsp_status_request_enable_client(g->session, NULL, 0, NULL)) < 0)
+        if ((r = gnutls_ocsp_status_request_enable_client(g->p.session, NULL, 0, NULL)) < 0)
             return fail_setup(t, "gnutls_ocsp_status_request_enable_client", r);
         return 1;
     }
@@ -675,13 +574,13 @@ static int setup(void **state)
 static void end_connection(struct interop *t)
 {
     SSL_free(t->q.ssl);
-    if (t->g.session != NULL)
-        gnutls_deinit(t->g.session);
+    if (t->g.p.session != NULL)
+        gnutls_deinit(t->g.p.session);
     if (t->g.cred != NULL)
         gnutls_certificate_free_credentials(t->g.cred);
     for (int l = 0; l < NLEVELS; l++) {
         free(t->q.out[l]);
-        free(t->g.out[l]);
+        free(t->g.p.out[l]);
     }
     memset(&t->q, 0, sizeof(t->q));
     memset(&t->g, 0, sizeof(t->g));
@@ -740,10 +639,10 @@ static int stop(struct interop *t, const char *fmt, ...)
              "[GnuTLS: done=%d alerts=%d last alert=%d (%s) at %s, last error: %s, pushed=%d]",
              msg, t->q.ssl != NULL ? SSL_is_init_finished(t->q.ssl) : 0, t->q.alerts_sent,
              t->q.alert, level_name(t->q.alert_level), errs[0] ? errs : "empty", t->g.done,
-             t->g.alerts, t->g.alert_desc,
-             t->g.alerts ? gnutls_alert_get_strname(t->g.alert_desc) : "-",
-             level_name(t->g.alert_level),
-             t->g.last_error ? gnutls_strerror(t->g.last_error) : "none", t->g.pushed);
+             t->g.p.alerts, t->g.p.alert_desc,
+             t->g.p.alerts ? gnutls_alert_get_strname(t->g.p.alert_desc) : "-",
+             level_name(t->g.p.alert_level),
+             t->g.last_error ? gnutls_strerror(t->g.last_error) : "none", t->g.p.pushed);
     return -1;
 }
 
@@ -757,7 +656,7 @@ static int gnutls_step(struct interop *t)
 {
     if (t->g.done)
         return 0;
-    int r = gnutls_handshake(t->g.session);
+    int r = gnutls_handshake(t->g.p.session);
     if (r == 0) {
         t->g.done = 1;
     } else if (r != GNUTLS_E_AGAIN && r != GNUTLS_E_INTERRUPTED) {
@@ -799,7 +698,7 @@ static int qtls_to_gnutls(struct interop *t)
         long chunk = hrr && t->c->gnutls_hrr_whole ? 0 : t->c->to_gnutls_chunk;
         while (off < len) {
             size_t n = piece(len - off, chunk);
-            int r = gnutls_handshake_write(t->g.session, (gnutls_record_encryption_level_t)l,
+            int r = gnutls_handshake_write(t->g.p.session, (gnutls_record_encryption_level_t)l,
                                            buf + off, n);
             /* After the handshake, a partial message is GNUTLS_E_AGAIN (ngtcp2 reads on). */
             t->g.post_incomplete = r == GNUTLS_E_AGAIN;
@@ -831,10 +730,10 @@ static int gnutls_to_qtls(struct interop *t)
 {
     int moved = 0;
     for (int l = 0; l < NLEVELS; l++) {
-        uint8_t *buf = t->g.out[l];
-        size_t len = t->g.out_len[l], off = 0;
-        t->g.out[l] = NULL;
-        t->g.out_len[l] = 0;
+        uint8_t *buf = t->g.p.out[l];
+        size_t len = t->g.p.out_len[l], off = 0;
+        t->g.p.out[l] = NULL;
+        t->g.p.out_len[l] = 0;
         while (off < len) {
             size_t n = piece(len - off, t->c->to_qtls_chunk);
             if (!SSL_provide_quic_data(t->q.ssl, (OSSL_ENCRYPTION_LEVEL)l, buf + off, n)) {
@@ -876,7 +775,7 @@ static int run(struct interop *t)
         int b = gnutls_to_qtls(t);
         if (b < 0)
             return 0;
-        if (t->g.hook_failed) {
+        if (t->g.p.hook_failed) {
             stop(t, "a GnuTLS hook failed");
             return 0;
         }
@@ -899,22 +798,22 @@ static void assert_secrets_cross(struct interop *t, int level)
     size_t len = suites[t->c->suite].secret_len;
     print_message("    %s secrets: qtls read=%d write=%d, GnuTLS read=%d write=%d, %zu bytes\n",
                   level_name(level), q->have_read[level], q->have_write[level],
-                  g->have_read[level], g->have_write[level], q->secret_len[level]);
+                  g->p.have_read[level], g->p.have_write[level], q->secret_len[level]);
     assert_true(q->have_read[level] && q->have_write[level]);
-    assert_true(g->have_read[level] && g->have_write[level]);
+    assert_true(g->p.have_read[level] && g->p.have_write[level]);
     assert_int_equal(q->secret_len[level], len);
-    assert_int_equal(g->read_len[level], len);
-    assert_int_equal(g->write_len[level], len);
+    assert_int_equal(g->p.read_len[level], len);
+    assert_int_equal(g->p.write_len[level], len);
     /* qtls's write secret is GnuTLS's read secret, and the reverse. */
-    assert_memory_equal(q->write_secret[level], g->read_secret[level], len);
-    assert_memory_equal(q->read_secret[level], g->write_secret[level], len);
+    assert_memory_equal(q->write_secret[level], g->p.read_secret[level], len);
+    assert_memory_equal(q->read_secret[level], g->p.write_secret[level], len);
     assert_memory_not_equal(q->write_secret[level], q->read_secret[level], len);
 }
 
 static void assert_server_signature(struct interop *t)
 {
     const char *cert = t->c->cert;
-    int sig = gnutls_sign_algorithm_get(t->g.session); /* the server's, on either side */
+    int sig = gnutls_sign_algorithm_get(t->g.p.session); /* the server's, on either side */
     print_message("    server signature: %s\n", gnutls_sign_get_name(sig));
     if (strcmp(cert, "ecdsa256") == 0)
         assert_int_equal(sig, GNUTLS_SIGN_ECDSA_SECP256R1_SHA256);
@@ -937,22 +836,22 @@ static void assert_early_secrets(struct interop *t, enum early expect)
     size_t len = suites[t->c->suite].secret_len;
     int qtls_client = !t->c->qtls_is_server;
     print_message("    early secrets: qtls read=%d write=%d, GnuTLS read=%d write=%d\n",
-                  q->have_read[l], q->have_write[l], g->have_read[l], g->have_write[l]);
+                  q->have_read[l], q->have_write[l], g->p.have_read[l], g->p.have_write[l]);
     /* Nobody ever reads 0-RTT as a client or writes it as a server. */
     assert_false(qtls_client ? q->have_read[l] : q->have_write[l]);
-    assert_false(qtls_client ? g->have_write[l] : g->have_read[l]);
+    assert_false(qtls_client ? g->p.have_write[l] : g->p.have_read[l]);
     /* The client installs its write key when it offers, before it knows the answer. */
     int offered = expect != EARLY_NONE;
-    assert_int_equal(qtls_client ? q->have_write[l] : g->have_write[l], offered);
+    assert_int_equal(qtls_client ? q->have_write[l] : g->p.have_write[l], offered);
     /* The server installs its read key exactly when it accepts. */
     int accepted = expect == EARLY_ACCEPTED;
-    assert_int_equal(qtls_client ? g->have_read[l] : q->have_read[l], accepted);
+    assert_int_equal(qtls_client ? g->p.have_read[l] : q->have_read[l], accepted);
     if (!accepted)
         return;
-    const uint8_t *client_write = qtls_client ? q->write_secret[l] : g->write_secret[l];
-    const uint8_t *server_read = qtls_client ? g->read_secret[l] : q->read_secret[l];
+    const uint8_t *client_write = qtls_client ? q->write_secret[l] : g->p.write_secret[l];
+    const uint8_t *server_read = qtls_client ? g->p.read_secret[l] : q->read_secret[l];
     assert_int_equal(q->secret_len[l], len);
-    assert_int_equal(qtls_client ? g->read_len[l] : g->write_len[l], len);
+    assert_int_equal(qtls_client ? g->p.read_len[l] : g->p.write_len[l], len);
     assert_memory_equal(client_write, server_read, len);
 }
 
@@ -967,24 +866,24 @@ static void check_connection(struct interop *t, int resumed, enum early early)
     assert_int_equal(SSL_is_init_finished(t->q.ssl), 1);
     assert_true(t->g.done);
     assert_int_equal(t->q.alerts_sent, 0);
-    assert_int_equal(t->g.alerts, 0);
-    assert_int_equal(t->g.pushed, 0);
+    assert_int_equal(t->g.p.alerts, 0);
+    assert_int_equal(t->g.p.pushed, 0);
     assert_int_equal(SSL_version(t->q.ssl), TLS1_3_VERSION);
-    assert_int_equal(gnutls_protocol_get_version(t->g.session), GNUTLS_TLS1_3);
+    assert_int_equal(gnutls_protocol_get_version(t->g.p.session), GNUTLS_TLS1_3);
 
     /* The suite and group forced by the configuration, seen alike by both. */
     const SSL_CIPHER *cipher = SSL_get_current_cipher(t->q.ssl);
     assert_non_null(cipher);
     print_message("    suite: qtls %s, GnuTLS %s; group: qtls nid %d, GnuTLS %s\n",
-                  SSL_CIPHER_get_name(cipher), gnutls_ciphersuite_get(t->g.session),
+                  SSL_CIPHER_get_name(cipher), gnutls_ciphersuite_get(t->g.p.session),
                   (int)SSL_get_negotiated_group(t->q.ssl),
-                  gnutls_group_get_name(gnutls_group_get(t->g.session)));
+                  gnutls_group_get_name(gnutls_group_get(t->g.p.session)));
     assert_int_equal(SSL_CIPHER_get_id(cipher), s->id);
     assert_string_equal(SSL_CIPHER_get_name(cipher), s->name);
-    assert_string_equal(gnutls_ciphersuite_get(t->g.session), s->name);
+    assert_string_equal(gnutls_ciphersuite_get(t->g.p.session), s->name);
     /* A resumption is psk_dhe_ke (all qtls does), so it negotiates a group too. */
     assert_int_equal(SSL_get_negotiated_group(t->q.ssl), g->nid);
-    assert_int_equal(gnutls_group_get(t->g.session), g->gnutls_id);
+    assert_int_equal(gnutls_group_get(t->g.p.session), g->gnutls_id);
 
     /* HelloRetryRequest exactly when the client's key share missed the server's group. */
     if (c->qtls_is_server) {
@@ -995,13 +894,13 @@ static void check_connection(struct interop *t, int resumed, enum early early)
 
     /* Resumed or not, alike on both sides (RFC 8446 §2.2). */
     print_message("    resumed: qtls %d, GnuTLS %d; 0-RTT: qtls status %d, GnuTLS %s\n",
-                  SSL_session_reused(t->q.ssl), gnutls_session_is_resumed(t->g.session),
+                  SSL_session_reused(t->q.ssl), gnutls_session_is_resumed(t->g.p.session),
                   SSL_get_early_data_status(t->q.ssl),
-                  gnutls_session_get_flags(t->g.session) & GNUTLS_SFLAGS_EARLY_DATA
+                  gnutls_session_get_flags(t->g.p.session) & GNUTLS_SFLAGS_EARLY_DATA
                       ? "accepted"
                       : "not accepted");
     assert_int_equal(SSL_session_reused(t->q.ssl), resumed);
-    assert_int_equal(gnutls_session_is_resumed(t->g.session) != 0, resumed);
+    assert_int_equal(gnutls_session_is_resumed(t->g.p.session) != 0, resumed);
 
     /*
      * 0-RTT: offered in the first ClientHello only (RFC 8446 §4.1.2: the one
@@ -1014,7 +913,7 @@ static void check_connection(struct interop *t, int resumed, enum early early)
     static const int status[] = {SSL_EARLY_DATA_NOT_SENT, SSL_EARLY_DATA_ACCEPTED,
                                  SSL_EARLY_DATA_REJECTED};
     assert_int_equal(SSL_get_early_data_status(t->q.ssl), status[early]);
-    assert_int_equal((gnutls_session_get_flags(t->g.session) & GNUTLS_SFLAGS_EARLY_DATA) != 0,
+    assert_int_equal((gnutls_session_get_flags(t->g.p.session) & GNUTLS_SFLAGS_EARLY_DATA) != 0,
                      early == EARLY_ACCEPTED);
     assert_early_secrets(t, early);
 
@@ -1022,7 +921,7 @@ static void check_connection(struct interop *t, int resumed, enum early early)
     assert_secrets_cross(t, ssl_encryption_handshake);
     assert_secrets_cross(t, ssl_encryption_application);
     assert_false(t->q.have_read[ssl_encryption_initial] || t->q.have_write[ssl_encryption_initial]);
-    assert_false(t->g.have_read[ssl_encryption_initial] || t->g.have_write[ssl_encryption_initial]);
+    assert_false(t->g.p.have_read[ssl_encryption_initial] || t->g.p.have_write[ssl_encryption_initial]);
 
     /* Transport parameters crossed, byte for byte. */
     const uint8_t *tp;
@@ -1030,9 +929,9 @@ static void check_connection(struct interop *t, int resumed, enum early early)
     SSL_get_peer_quic_transport_params(t->q.ssl, &tp, &tp_len);
     assert_int_equal(tp_len, sizeof(gnutls_tp));
     assert_memory_equal(tp, gnutls_tp, sizeof(gnutls_tp));
-    assert_true(t->g.tp_received);
-    assert_int_equal(t->g.peer_tp_len, sizeof(qtls_tp));
-    assert_memory_equal(t->g.peer_tp, qtls_tp, sizeof(qtls_tp));
+    assert_true(t->g.p.tp_received);
+    assert_int_equal(t->g.p.peer_tp_len, sizeof(qtls_tp));
+    assert_memory_equal(t->g.p.peer_tp, qtls_tp, sizeof(qtls_tp));
 
     /* ALPN h3 on both sides. */
     const unsigned char *alpn;
@@ -1041,7 +940,7 @@ static void check_connection(struct interop *t, int resumed, enum early early)
     assert_int_equal(alpn_len, 2);
     assert_memory_equal(alpn, "h3", 2);
     gnutls_datum_t galpn = {NULL, 0};
-    assert_int_equal(gnutls_alpn_get_selected_protocol(t->g.session, &galpn), 0);
+    assert_int_equal(gnutls_alpn_get_selected_protocol(t->g.p.session, &galpn), 0);
     assert_int_equal(galpn.size, 2);
     assert_memory_equal(galpn.data, "h3", 2);
 
@@ -1054,12 +953,12 @@ static void check_connection(struct interop *t, int resumed, enum early early)
         assert_non_null(sni);
         assert_string_equal(sni, "localhost");
         /* GnuTLS verified the chain to ca.pem and the name during the handshake. */
-        assert_int_equal(gnutls_certificate_type_get(t->g.session), GNUTLS_CRT_X509);
+        assert_int_equal(gnutls_certificate_type_get(t->g.p.session), GNUTLS_CRT_X509);
     } else {
         char sni[64];
         size_t sni_len = sizeof(sni);
         unsigned type = 0;
-        assert_int_equal(gnutls_server_name_get(t->g.session, sni, &sni_len, &type, 0), 0);
+        assert_int_equal(gnutls_server_name_get(t->g.p.session, sni, &sni_len, &type, 0), 0);
         assert_int_equal(type, GNUTLS_NAME_DNS);
         assert_string_equal(sni, "localhost");
         assert_int_equal(SSL_get_verify_result(t->q.ssl), X509_V_OK);
@@ -1075,7 +974,7 @@ static void check_connection(struct interop *t, int resumed, enum early early)
     /* Whatever qtls sent after the handshake (tickets), GnuTLS took in whole. */
     assert_false(t->g.post_incomplete);
     if (c->qtls_is_server && t->g.post_bytes > 0) {
-        unsigned flags = gnutls_session_get_flags(t->g.session);
+        unsigned flags = gnutls_session_get_flags(t->g.p.session);
         print_message("    qtls server sent %zu bytes after the handshake; GnuTLS %s a ticket\n",
                       t->g.post_bytes,
                       flags & GNUTLS_SFLAGS_SESSION_TICKET ? "received" : "did not receive");
@@ -1094,8 +993,8 @@ static void keep_client_session(struct interop *t)
     const struct interop_case *c = t->c;
     if (c->qtls_is_server) {
         /* The tickets came after the handshake (gnutls_handshake_write at the application level). */
-        assert_true(gnutls_session_get_flags(t->g.session) & GNUTLS_SFLAGS_SESSION_TICKET);
-        assert_int_equal(gnutls_session_get_data2(t->g.session, &t->gnutls_session), 0);
+        assert_true(gnutls_session_get_flags(t->g.p.session) & GNUTLS_SFLAGS_SESSION_TICKET);
+        assert_int_equal(gnutls_session_get_data2(t->g.p.session, &t->gnutls_session), 0);
         print_message("    GnuTLS client stored a %u-byte session\n", t->gnutls_session.size);
         assert_true(t->gnutls_session.size > 4); /* not GnuTLS's "no ticket yet" placeholder */
     } else {
@@ -1192,7 +1091,7 @@ static void zero_rtt_meets_a_hello_retry_request(void **state)
                       "GNUTLS_E_INVALID_REQUEST\n");
         assert_int_equal(g->hello_early_data[1], 0); /* qtls dropped early_data */
         assert_int_equal(g->last_error, GNUTLS_E_INVALID_REQUEST);
-        assert_true(g->have_read[l]);
+        assert_true(g->p.have_read[l]);
         assert_int_equal(t->q.alerts_sent, 0);
         /* GnuTLS's flight was right (no early_data in EncryptedExtensions): qtls completes. */
         assert_true(gnutls_to_qtls(t) >= 0);
@@ -1211,7 +1110,7 @@ static void zero_rtt_meets_a_hello_retry_request(void **state)
         print_message("    note: GnuTLS 3.7.9 client: its ClientHello after a HelloRetryRequest "
                       "offers 0-RTT again; qtls aborts with illegal_parameter\n");
         assert_int_equal(g->hello_early_data[1], 1);
-        assert_true(g->have_write[l]);
+        assert_true(g->p.have_write[l]);
         assert_int_equal(t->q.alerts_sent, 1);
         assert_int_equal(t->q.alert, SSL_AD_ILLEGAL_PARAMETER);
         assert_int_equal(t->q.alert_level, ssl_encryption_initial);
@@ -1315,11 +1214,11 @@ static void ocsp_response_is_stapled(void **state)
         return;
     }
     gnutls_datum_t got = {NULL, 0};
-    assert_int_equal(gnutls_ocsp_status_request_get(t->g.session, &got), 0);
+    assert_int_equal(gnutls_ocsp_status_request_get(t->g.p.session, &got), 0);
     assert_int_equal(got.size, ocsp_der.size);
     assert_memory_equal(got.data, ocsp_der.data, ocsp_der.size);
     /* GnuTLS checked it against the chain it verified. */
-    assert_int_not_equal(gnutls_ocsp_status_request_is_checked(t->g.session, 0), 0);
+    assert_int_not_equal(gnutls_ocsp_status_request_is_checked(t->g.p.session, 0), 0);
 }
 
 /* --- certificate compression (RFC 8879) ------------------------------------ */
@@ -1370,7 +1269,7 @@ static void certificate_compression_with_gnutls(void **state)
     gnutls_compression_method_t m;
     if (c->cert_comp != 0) {
         assert_true(gnutls_comp_method(c->cert_comp, &m));
-        assert_int_equal(gnutls_compress_certificate_set_methods(t->g.session, &m, 1), 0);
+        assert_int_equal(gnutls_compress_certificate_set_methods(t->g.p.session, &m, 1), 0);
     }
     if (!run(t))
         fail_msg("%s", t->why);
@@ -1448,7 +1347,7 @@ static void ca_list_reaches_the_peer(void **state)
         r = gnutls_certificate_set_x509_trust_file(t->g.cred, mock_cert_path("ca.pem"),
                                                    GNUTLS_X509_FMT_PEM);
         assert_true(r > 0);
-        gnutls_certificate_server_set_request(t->g.session, GNUTLS_CERT_REQUEST);
+        gnutls_certificate_server_set_request(t->g.p.session, GNUTLS_CERT_REQUEST);
         SSL_set_cert_cb(t->q.ssl, qtls_client_cert_cb, NULL);
     }
     if (!run(t))
@@ -1497,7 +1396,7 @@ static void server_picks_the_certificate_the_client_can_verify(void **state)
                  "NORMAL:-VERS-ALL:+VERS-TLS1.3:%%DISABLE_TLS13_COMPAT_MODE:-CIPHER-ALL:+%s:"
                  "-GROUP-ALL:+%s:-SIGN-ALL:+SIGN-RSA-PSS-RSAE-SHA256:+SIGN-RSA-PSS-RSAE-SHA384",
                  suites[t->c->suite].gnutls_cipher, groups[t->c->group].gnutls_prio);
-        assert_int_equal(gnutls_priority_set_direct(t->g.session, prio, &err_pos), 0);
+        assert_int_equal(gnutls_priority_set_direct(t->g.p.session, prio, &err_pos), 0);
     }
     if (!run(t))
         fail_msg("%s", t->why);
@@ -1518,7 +1417,7 @@ static void sigalgs_list_decides_the_server_signature(void **state)
         fail_msg("SSL_set1_sigalgs_list");
     if (!run(t))
         fail_msg("%s", t->why);
-    assert_int_equal(gnutls_sign_algorithm_get(t->g.session), want);
+    assert_int_equal(gnutls_sign_algorithm_get(t->g.p.session), want);
     if (t->c->qtls_is_server) {
         assert_int_equal(SSL_get_signature_nid(t->q.ssl, &nid), 1);
         assert_int_equal(nid, NID_sha512);
@@ -1584,7 +1483,7 @@ static int g_xt_recv(gnutls_session_t session, const unsigned char *data, size_t
 static int g_xt_send(gnutls_session_t session, gnutls_buffer_t extdata)
 {
     struct gt_side *g = gnutls_session_get_ptr(session);
-    const char *v = g->is_server ? "gnutls-server" : "gnutls-client";
+    const char *v = g->p.is_server ? "gnutls-server" : "gnutls-client";
     xt.gnutls_sends++;
     int r = gnutls_buffer_append_data(extdata, v, strlen(v));
     return r < 0 ? r : (int)strlen(v);
@@ -1604,7 +1503,7 @@ static void custom_extension_crosses_both_ways(void **state)
                                                     SSL_EXT_TLS1_3_ENCRYPTED_EXTENSIONS,
                                                 q_xt_add, NULL, NULL, q_xt_parse, NULL),
                          1);
-        assert_true(gnutls_session_ext_register(t->g.session, "qtls test", CUSTOM_EXT,
+        assert_true(gnutls_session_ext_register(t->g.p.session, "qtls test", CUSTOM_EXT,
                                                 GNUTLS_EXT_TLS, g_xt_recv, g_xt_send, NULL, NULL,
                                                 NULL,
                                                 GNUTLS_EXT_FLAG_TLS | GNUTLS_EXT_FLAG_CLIENT_HELLO |

@@ -3,7 +3,7 @@
  * GnuTLS 3.7's QUIC mode, an independent TLS 1.3, in both roles and with each suite: both
  * complete, the secrets agree crosswise per level (qtls's yield_secret against GnuTLS's secret
  * function), and the transport parameters cross. The GnuTLS side is set up as in
- * tests/test_gnutls.c (ngtcp2's GnuTLS backend's way), reduced to a full handshake.
+ * tests/test_gnutls.c (tests/helpers/gnutls: ngtcp2's GnuTLS backend's way).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -18,95 +18,17 @@
 #include <gnutls/gnutls.h>
 #include <openssl/err.h>
 
+#include "gnutls_quic.h"
 #include "mock_quic.h"
 #include "stack35.h"
 
 static const uint8_t gnutls_tp[] = "GnuTLS transport parameters";
 
 struct gt {
-    gnutls_session_t session;
+    struct gq_peer p; /* tests/helpers/gnutls: the hooks' view */
     gnutls_certificate_credentials_t cred;
-    uint8_t *out[4];
-    size_t out_len[4];
-    uint8_t read_secret[4][64], write_secret[4][64];
-    size_t read_len[4], write_len[4];
-    uint8_t peer_tp[256];
-    size_t peer_tp_len;
-    int alerts, done;
+    int done;
 };
-
-static int gt_secret(gnutls_session_t session, gnutls_record_encryption_level_t level,
-                     const void *read_secret, const void *write_secret, size_t len)
-{
-    struct gt *g = gnutls_session_get_ptr(session);
-    if ((unsigned)level >= 4 || len > 64)
-        return -1;
-    if (read_secret != NULL) {
-        memcpy(g->read_secret[level], read_secret, len);
-        g->read_len[level] = len;
-    }
-    if (write_secret != NULL) {
-        memcpy(g->write_secret[level], write_secret, len);
-        g->write_len[level] = len;
-    }
-    return 0;
-}
-
-static int gt_out(gnutls_session_t session, gnutls_record_encryption_level_t level,
-                  gnutls_handshake_description_t htype, const void *data, size_t len)
-{
-    struct gt *g = gnutls_session_get_ptr(session);
-    if (htype == GNUTLS_HANDSHAKE_CHANGE_CIPHER_SPEC)
-        return 0;
-    if ((unsigned)level >= 4)
-        return -1;
-    uint8_t *nb = realloc(g->out[level], g->out_len[level] + len);
-    if (nb == NULL)
-        return -1;
-    memcpy(nb + g->out_len[level], data, len);
-    g->out[level] = nb;
-    g->out_len[level] += len;
-    return 0;
-}
-
-static int gt_alert(gnutls_session_t session, gnutls_record_encryption_level_t level,
-                    gnutls_alert_level_t alert_level, gnutls_alert_description_t desc)
-{
-    struct gt *g = gnutls_session_get_ptr(session);
-    g->alerts++;
-    return 0;
-}
-
-static int gt_tp_recv(gnutls_session_t session, const unsigned char *data, size_t len)
-{
-    struct gt *g = gnutls_session_get_ptr(session);
-    if (len > sizeof(g->peer_tp))
-        return GNUTLS_E_RECEIVED_ILLEGAL_PARAMETER;
-    memcpy(g->peer_tp, data, len);
-    g->peer_tp_len = len;
-    return 0;
-}
-
-static int gt_tp_send(gnutls_session_t session, gnutls_buffer_t extdata)
-{
-    int r = gnutls_buffer_append_data(extdata, gnutls_tp, sizeof(gnutls_tp));
-    return r < 0 ? r : (int)sizeof(gnutls_tp);
-}
-
-/* No TLS record is ever read or written: QUIC carries the handshake. */
-static ssize_t gt_pull(gnutls_transport_ptr_t ptr, void *buf, size_t len)
-{
-    struct gt *g = ptr;
-    gnutls_transport_set_errno(g->session, EAGAIN);
-    return -1;
-}
-
-static ssize_t gt_push(gnutls_transport_ptr_t ptr, const void *buf, size_t len)
-{
-    struct gt *g = ptr;
-    gnutls_transport_set_errno(g->session, EIO);
-    return -1;
-}
 
 /*
  * Resumption and 0-RTT on the GnuTLS side, set as tests/test_gnutls.c sets them (ngtcp2's
@@ -144,28 +66,18 @@ static int gt_init_resume(struct gt *g, int server, const char *cipher,
     unsigned flags = server ? GNUTLS_SERVER : GNUTLS_CLIENT;
     if (rs != NULL && rs->early)
         flags |= GNUTLS_ENABLE_EARLY_DATA | GNUTLS_NO_END_OF_EARLY_DATA;
-    if (gnutls_init(&g->session, flags) < 0)
+    gnutls_session_t session;
+    if (gnutls_init(&session, flags) < 0)
         return 0;
-    gnutls_session_set_ptr(g->session, g);
+    if (gq_peer_attach(&g->p, session, server, gnutls_tp, sizeof(gnutls_tp)) < 0)
+        return 0;
     char prio[200];
     snprintf(prio, sizeof(prio),
              "NORMAL:-VERS-ALL:+VERS-TLS1.3:%%DISABLE_TLS13_COMPAT_MODE:-CIPHER-ALL:+%s", cipher);
-    if (gnutls_priority_set_direct(g->session, prio, NULL) < 0)
-        return 0;
-    gnutls_transport_set_ptr(g->session, g);
-    gnutls_transport_set_pull_function(g->session, gt_pull);
-    gnutls_transport_set_push_function(g->session, gt_push);
-    gnutls_handshake_set_secret_function(g->session, gt_secret);
-    gnutls_handshake_set_read_function(g->session, gt_out);
-    gnutls_alert_set_read_function(g->session, gt_alert);
-    if (gnutls_session_ext_register(g->session, "QUIC Transport Parameters",
-                                    TLSEXT_TYPE_quic_transport_parameters, GNUTLS_EXT_TLS,
-                                    gt_tp_recv, gt_tp_send, NULL, NULL, NULL,
-                                    GNUTLS_EXT_FLAG_TLS | GNUTLS_EXT_FLAG_CLIENT_HELLO |
-                                        GNUTLS_EXT_FLAG_EE) < 0)
+    if (gnutls_priority_set_direct(g->p.session, prio, NULL) < 0)
         return 0;
     gnutls_datum_t h3 = {(unsigned char *)"h3", 2};
-    if (gnutls_alpn_set_protocols(g->session, &h3, 1, GNUTLS_ALPN_MANDATORY) < 0 ||
+    if (gnutls_alpn_set_protocols(g->p.session, &h3, 1, GNUTLS_ALPN_MANDATORY) < 0 ||
         gnutls_certificate_allocate_credentials(&g->cred) < 0)
         return 0;
     if (server) {
@@ -176,49 +88,46 @@ static int gt_init_resume(struct gt *g, int server, const char *cipher,
         if (rs != NULL && rs->ticket_key != NULL &&
             ((rs->ticket_key->data == NULL &&
               gnutls_session_ticket_key_generate(rs->ticket_key) < 0) ||
-             gnutls_session_ticket_enable_server(g->session, rs->ticket_key) < 0))
+             gnutls_session_ticket_enable_server(g->p.session, rs->ticket_key) < 0))
             return 0;
         if (rs != NULL && rs->early) {
-            gnutls_anti_replay_enable(g->session, rs->anti_replay);
-            if (gnutls_record_set_max_early_data_size(g->session, 0xffffffffu) < 0)
+            gnutls_anti_replay_enable(g->p.session, rs->anti_replay);
+            if (gnutls_record_set_max_early_data_size(g->p.session, 0xffffffffu) < 0)
                 return 0;
         }
     } else {
         if (gnutls_certificate_set_x509_trust_file(g->cred, mock_cert_path("ca.pem"),
                                                    GNUTLS_X509_FMT_PEM) <= 0 ||
-            gnutls_server_name_set(g->session, GNUTLS_NAME_DNS, "localhost", 9) < 0)
+            gnutls_server_name_set(g->p.session, GNUTLS_NAME_DNS, "localhost", 9) < 0)
             return 0;
-        gnutls_session_set_verify_cert(g->session, "localhost", 0);
+        gnutls_session_set_verify_cert(g->p.session, "localhost", 0);
         if (rs != NULL && rs->session != NULL &&
-            gnutls_session_set_data(g->session, rs->session->data, rs->session->size) < 0)
+            gnutls_session_set_data(g->p.session, rs->session->data, rs->session->size) < 0)
             return 0;
     }
-    return gnutls_credentials_set(g->session, GNUTLS_CRD_CERTIFICATE, g->cred) >= 0;
+    return gnutls_credentials_set(g->p.session, GNUTLS_CRD_CERTIFICATE, g->cred) >= 0;
 }
 
 static void gt_free(struct gt *g)
 {
-    gnutls_deinit(g->session);
+    gnutls_deinit(g->p.session);
     gnutls_certificate_free_credentials(g->cred);
-    for (int l = 0; l < 4; l++)
-        free(g->out[l]);
+    gq_peer_free(&g->p);
 }
 
 /* GnuTLS's output to the 3.5 stack's input, as CRYPTO frames would carry it. */
 static int gt_to_stack35(struct gt *g, struct stack35 *s)
 {
     for (int l = 0; l < 4; l++) {
-        if (g->out_len[l] == 0)
+        if (g->p.out_len[l] == 0)
             continue;
-        uint8_t *nb = realloc(s->in[l], s->in_len[l] + g->out_len[l]);
+        uint8_t *nb = realloc(s->in[l], s->in_len[l] + g->p.out_len[l]);
         if (nb == NULL)
             return 0;
-        memcpy(nb + s->in_len[l], g->out[l], g->out_len[l]);
+        memcpy(nb + s->in_len[l], g->p.out[l], g->p.out_len[l]);
         s->in[l] = nb;
-        s->in_len[l] += g->out_len[l];
-        free(g->out[l]);
-        g->out[l] = NULL;
-        g->out_len[l] = 0;
+        s->in_len[l] += g->p.out_len[l];
+        g->p.out_len[l] = 0;
     }
     return 1;
 }
@@ -231,7 +140,7 @@ static int stack35_to_gt(struct stack35 *s, struct gt *g)
 {
     for (int l = 0; l < 4; l++) {
         if (s->out_len[l] > 0 &&
-            (gnutls_handshake_write(g->session, (gnutls_record_encryption_level_t)l, s->out[l],
+            (gnutls_handshake_write(g->p.session, (gnutls_record_encryption_level_t)l, s->out[l],
                                     s->out_len[l]) < 0 ||
              !gt_step(g)))
             return 0;
@@ -246,7 +155,7 @@ static int gt_step(struct gt *g)
 {
     if (g->done)
         return 1;
-    int r = gnutls_handshake(g->session);
+    int r = gnutls_handshake(g->p.session);
     if (r == 0)
         g->done = 1;
     return r == 0 || r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED ? 1 : 0;
@@ -291,16 +200,16 @@ static void crosses_with_gnutls(int qtls_is_client)
         assert_int_equal(run(&s, &g, qtls_is_client), 1);
         for (int l = 2; l <= 3; l++) {
             assert_int_equal(s.write_len[l], suites[i].len);
-            assert_int_equal(g.read_len[l], suites[i].len);
-            assert_memory_equal(s.write_secret[l], g.read_secret[l], suites[i].len);
+            assert_int_equal(g.p.read_len[l], suites[i].len);
+            assert_memory_equal(s.write_secret[l], g.p.read_secret[l], suites[i].len);
             assert_int_equal(s.read_len[l], suites[i].len);
-            assert_memory_equal(s.read_secret[l], g.write_secret[l], suites[i].len);
+            assert_memory_equal(s.read_secret[l], g.p.write_secret[l], suites[i].len);
         }
         assert_int_equal(s.peer_tp_len, sizeof(gnutls_tp));
         assert_memory_equal(s.peer_tp, gnutls_tp, sizeof(gnutls_tp));
-        assert_int_equal(g.peer_tp_len, 7);
-        assert_memory_equal(g.peer_tp, "qtls-tp", 7);
-        assert_int_equal(s.release_errors + s.alerts + g.alerts, 0);
+        assert_int_equal(g.p.peer_tp_len, 7);
+        assert_memory_equal(g.p.peer_tp, "qtls-tp", 7);
+        assert_int_equal(s.release_errors + s.alerts + g.p.alerts, 0);
         gt_free(&g);
         stack35_free(&s);
         SSL_CTX_free(ctx);
@@ -330,11 +239,11 @@ static void connect_pair(struct stack35 *s, struct gt *g, SSL_CTX *ctx, int qtls
     assert_int_equal(run(s, g, qtls_is_client), 1);
     for (int l = 2; l <= 3; l++) {
         assert_int_equal(s->write_len[l], 32);
-        assert_memory_equal(s->write_secret[l], g->read_secret[l], 32);
+        assert_memory_equal(s->write_secret[l], g->p.read_secret[l], 32);
         assert_int_equal(s->read_len[l], 32);
-        assert_memory_equal(s->read_secret[l], g->write_secret[l], 32);
+        assert_memory_equal(s->read_secret[l], g->p.write_secret[l], 32);
     }
-    assert_int_equal(s->release_errors + s->alerts + g->alerts, 0);
+    assert_int_equal(s->release_errors + s->alerts + g->p.alerts, 0);
 }
 
 /* early: 0 none offered, 1 offered and accepted, 2 offered and the server refuses it. */
@@ -360,8 +269,8 @@ static void resumes_with_gnutls(int qtls_is_client, int early)
         assert_int_equal(SSL_SESSION_is_resumable(sess), 1);
         assert_int_equal(SSL_SESSION_get_max_early_data(sess), early ? 0xffffffffu : 0);
     } else {
-        assert_true(gnutls_session_get_flags(g.session) & GNUTLS_SFLAGS_SESSION_TICKET);
-        assert_int_equal(gnutls_session_get_data2(g.session, &stored), 0);
+        assert_true(gnutls_session_get_flags(g.p.session) & GNUTLS_SFLAGS_SESSION_TICKET);
+        assert_int_equal(gnutls_session_get_data2(g.p.session, &stored), 0);
     }
     gt_free(&g);
     stack35_free(&s);
@@ -370,8 +279,8 @@ static void resumes_with_gnutls(int qtls_is_client, int early)
     connect_pair(&s, &g, ctx, qtls_is_client, sess, qtls_is_client ? early != 0 : early == 1,
                  &again);
     assert_int_equal(SSL_session_reused(s.ssl), 1);
-    assert_true(gnutls_session_is_resumed(g.session));
-    int accepted = (gnutls_session_get_flags(g.session) & GNUTLS_SFLAGS_EARLY_DATA) != 0;
+    assert_true(gnutls_session_is_resumed(g.p.session));
+    int accepted = (gnutls_session_get_flags(g.p.session) & GNUTLS_SFLAGS_EARLY_DATA) != 0;
     assert_int_equal(accepted, early == 1);
     assert_int_equal(SSL_get_early_data_status(s.ssl),
                      early == 0   ? SSL_EARLY_DATA_NOT_SENT
@@ -380,13 +289,13 @@ static void resumes_with_gnutls(int qtls_is_client, int early)
     if (early == 1) { /* the client's 0-RTT write key is the server's 0-RTT read key */
         if (qtls_is_client) {
             assert_int_equal(s.write_len[1], 32);
-            assert_memory_equal(s.write_secret[1], g.read_secret[1], 32);
+            assert_memory_equal(s.write_secret[1], g.p.read_secret[1], 32);
         } else {
             assert_int_equal(s.read_len[1], 32);
-            assert_memory_equal(s.read_secret[1], g.write_secret[1], 32);
+            assert_memory_equal(s.read_secret[1], g.p.write_secret[1], 32);
         }
     } else {
-        assert_int_equal(qtls_is_client ? g.read_len[1] : s.read_len[1], 0);
+        assert_int_equal(qtls_is_client ? g.p.read_len[1] : s.read_len[1], 0);
     }
     gt_free(&g);
     stack35_free(&s);
