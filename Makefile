@@ -184,10 +184,12 @@ $(LINT_TEST): scripts/lint.sh $(OBJS) | $(BUILD)/tests
 	printf '#!/bin/sh\nexec "%s/scripts/lint.sh" "%s/obj"\n' "$(CURDIR)" "$(CURDIR)/$(BUILD)" > $@
 	chmod +x $@
 
-# make install-compat into a temporary prefix, then a program written for quictls built against
-# it as unmodified build systems do (tests/compat/run.sh); the launcher names this build.
+# make install-compat into a temporary prefix, then programs written for quictls and for OpenSSL
+# 3.5's QUIC TLS API built against it as unmodified build systems do (tests/compat/run.sh); the
+# launcher names this build.
 COMPAT_TEST = $(BUILD)/tests/test_install_compat
-$(COMPAT_TEST): tests/compat/run.sh tests/compat/quictls_app.c scripts/install-compat.sh \
+$(COMPAT_TEST): tests/compat/run.sh tests/compat/quictls_app.c tests/compat/ossl35_app.c \
+    scripts/install-compat.sh \
     $(wildcard include/compat/openssl/*.h) | $(BUILD)/tests
 	printf '#!/bin/sh\nexec "%s/tests/compat/run.sh" "%s" "%s" "%s" BUILD=%s SANITIZE=%s\n' \
 	    "$(CURDIR)" "$(CURDIR)/$(BUILD)/compat" "$(CC)" \

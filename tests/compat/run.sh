@@ -4,8 +4,10 @@
 # Installs with `make MAKE-ARGS install-compat` into WORKDIR/prefix (and once more under a
 # DESTDIR), then builds tests/compat/quictls_app.c, a program written for quictls, the way an
 # unmodified build system would: with nothing but the prefix's pkg-config files, and with
-# -I DIR/include -L DIR/lib -lssl -lcrypto. Each binary must record libqtls.so.0, never
-# libssl.so.3, as NEEDED and must complete its in-memory QUIC handshake with LD_BIND_NOW=1.
+# -I DIR/include -L DIR/lib -lssl -lcrypto; and likewise tests/compat/ossl35_app.c, a program
+# written for OpenSSL 3.5's QUIC TLS API (SSL_set_quic_tls_cbs). Each binary must record
+# libqtls.so.0, never libssl.so.3, as NEEDED and must complete its in-memory QUIC handshake
+# with LD_BIND_NOW=1.
 # CFLAGS are the build's (the sanitizer flags under SANITIZE=1, which the program needs to load
 # a sanitized libqtls.so). Output follows cmocka's format so that scripts/run-tests.sh counts
 # it: a "[  PASSED  ] N test(s)." line and, if any failed, "[  FAILED  ] N test(s), ...".
@@ -20,7 +22,7 @@ CC=$2
 CFLAGS=$3
 shift 3
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-APP=$ROOT/tests/compat/quictls_app.c
+APPS="quictls_app ossl35_app" # tests/compat/NAME.c
 PREFIX=$WORK/prefix
 rm -rf "$WORK"
 mkdir -p "$WORK"
@@ -71,11 +73,12 @@ check_needed() {
     case " $needed " in *" libssl.so"*) why="NEEDED names the system libssl: $needed"; return 1 ;; esac
 }
 
-run_app() {
-    local out
+run_app() { # NAME BIN: BIN, built from tests/compat/NAME.c, says "NAME: ok"
+    local name=$1 out
+    shift
     out=$(LD_BIND_NOW=1 "$@" 2>&1)
     echo "$out"
-    case $out in "quictls_app: ok"*) ;; *) why="quictls_app failed: $(echo "$out" | head -n 3)"; return 1 ;; esac
+    case $out in "$name: ok"*) ;; *) why="$name failed: $(echo "$out" | head -n 3)"; return 1 ;; esac
 }
 
 case_install() {
@@ -121,10 +124,14 @@ case_pkgconfig() {
     flags=$(PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig pkg-config --cflags --libs libssl libcrypto) ||
         { why="pkg-config libssl libcrypto failed"; return 1; }
     echo "pkg-config: $flags"
-    # shellcheck disable=SC2086
-    $CC $CFLAGS -o "$WORK/app_pc" "$APP" $flags -Wl,-rpath,"$PREFIX/lib" ||
-        { why="does not compile with pkg-config's flags: $flags"; return 1; }
-    check_needed "$WORK/app_pc" && run_app "$WORK/app_pc"
+    local app
+    for app in $APPS; do
+        # shellcheck disable=SC2086
+        $CC $CFLAGS -o "$WORK/${app}_pc" "$ROOT/tests/compat/$app.c" $flags \
+            -Wl,-rpath,"$PREFIX/lib" ||
+            { why="$app does not compile with pkg-config's flags: $flags"; return 1; }
+        check_needed "$WORK/${app}_pc" && run_app "$app" "$WORK/${app}_pc" || return 1
+    done
 }
 
 # An OpenSSL directory given by hand (--with-openssl=DIR): -I DIR/include -L DIR/lib -lssl
@@ -132,16 +139,20 @@ case_pkgconfig() {
 case_flags() {
     need_tools || return 1
     [ -d "$PREFIX/include/openssl" ] || { why="no install (see the install case)"; return 1; }
-    local inc
-    for inc in "" "-I/usr/include"; do
-        # shellcheck disable=SC2086
-        $CC $CFLAGS -I "$PREFIX/include" $inc -o "$WORK/app_l" "$APP" -L "$PREFIX/lib" -lssl \
-            -lcrypto || { why="does not compile with -I DIR/include $inc -L DIR/lib -lssl -lcrypto"; return 1; }
-        check_needed "$WORK/app_l" || return 1
-        LD_LIBRARY_PATH=$PREFIX/lib run_app "$WORK/app_l" || return 1
+    local inc app
+    for app in $APPS; do
+        for inc in "" "-I/usr/include"; do
+            # shellcheck disable=SC2086
+            $CC $CFLAGS -I "$PREFIX/include" $inc -o "$WORK/${app}_l" "$ROOT/tests/compat/$app.c" \
+                -L "$PREFIX/lib" -lssl -lcrypto ||
+                { why="$app does not compile with -I DIR/include $inc -L DIR/lib -lssl -lcrypto"; return 1; }
+            check_needed "$WORK/${app}_l" || return 1
+            LD_LIBRARY_PATH=$PREFIX/lib run_app "$app" "$WORK/${app}_l" || return 1
+        done
     done
     # <openssl/evp.h> came through the prefix (a symlink to the system's), <openssl/ssl.h> is qtls's
-    $CC -I "$PREFIX/include" -M "$APP" >"$WORK/deps" || { why="gcc -M failed"; return 1; }
+    $CC -I "$PREFIX/include" -M "$ROOT/tests/compat/quictls_app.c" >"$WORK/deps" ||
+        { why="gcc -M failed"; return 1; }
     grep -q "$PREFIX/include/openssl/evp.h" "$WORK/deps" &&
         grep -q "$PREFIX/include/openssl/ssl.h" "$WORK/deps" ||
         { why="headers did not resolve through DIR/include: $(tr -s ' \\\n' ' ' <"$WORK/deps")"; return 1; }
