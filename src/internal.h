@@ -130,6 +130,16 @@ struct sigalg_list {
     uint16_t ids[QTLS_MAX_SIGALGS];
     size_t n;
 };
+/*
+ * A context's or connection's two configured lists, shared copy-on-write: SSL_new takes a
+ * reference to its context's, and a setter on either side makes a new one for itself, so a later
+ * change to the context does not reach the connection (as OpenSSL's copy at SSL_new) while most
+ * connections, which set none, hold no copy. NULL: both lists empty (the defaults).
+ */
+struct sigalg_conf {
+    int references;
+    struct sigalg_list sigalgs, client_sigalgs;
+};
 #define QTLS_MAX_PEER_GROUPS 32
 
 /* ------------------------------------------------------------------ */
@@ -462,7 +472,7 @@ struct ssl_ctx_st {
     void (*msg_callback)(int, int, int, const void *, size_t, SSL *, void *);
     void *msg_callback_arg;
     int post_handshake_auth; /* stored, no effect: RFC 9001 §4.4 */
-    struct sigalg_list sigalgs, client_sigalgs; /* sigalgs.c, copied by SSL_new */
+    struct sigalg_conf *sigalg_conf; /* sigalgs.c, shared with SSL_new's connections */
     STACK_OF(SSL_CIPHER) *cipher_stack; /* cipher_lists.c: SSL_CTX_get_ciphers' view, owned */
     /* cert.c: SSL_CTX_set_cert_verify_callback, run instead of X509_verify_cert */
     int (*app_verify_cb)(X509_STORE_CTX *, void *);
@@ -698,7 +708,7 @@ struct ssl_st {
     /* sigalgs.c */
     uint16_t peer_sigscheme, own_sigscheme; /* the CertificateVerify schemes, 0 if none */
     struct sbuf peer_groups; /* server: the client's supported_groups (wire form, for getters) */
-    struct sigalg_list sigalgs, client_sigalgs;
+    struct sigalg_conf *sigalg_conf; /* the context's at SSL_new, until set here */
 
     STACK_OF(X509) *verified_chain; /* cert.c: the chain X509_verify_cert built */
     struct seclevel sec;            /* seclevel.c */
@@ -1241,8 +1251,10 @@ void compat_free_bios(SSL *s);
  */
 QTLS_MUST_CHECK int sigalgs_parse_list(struct sigalg_list *dst, const char *str);
 QTLS_MUST_CHECK int sigalgs_from_nids(struct sigalg_list *dst, const int *nids, long count);
-long sigalgs_ctrl(struct sigalg_list *sigalgs, struct sigalg_list *client_sigalgs, int cmd,
-                  long larg, void *parg);
+long sigalgs_ctrl(struct sigalg_conf **conf, int cmd, long larg, void *parg);
+/* Another holder of conf (SSL_new), and the release of one (may be NULL). */
+struct sigalg_conf *sigalg_conf_ref(struct sigalg_conf *conf);
+void sigalg_conf_free(struct sigalg_conf *conf);
 long sigalgs_get_ctrl(SSL *s, int cmd, long larg, void *parg, int *handled);
 void sigalgs_sent(const SSL *c, const uint16_t **ids, size_t *n);
 /* Writes the list we send as a SignatureSchemeList. */

@@ -47,8 +47,7 @@ static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
         k->msg_callback_arg = ctx->msg_callback_arg;
         k->post_handshake_auth = ctx->post_handshake_auth;
     }
-    c->sigalgs = ctx->sigalgs;
-    c->client_sigalgs = ctx->client_sigalgs;
+    c->sigalg_conf = sigalg_conf_ref(ctx->sigalg_conf);
     c->sec = ctx->sec;
     /* c->param is made on first use (own_param): most connections only ever name a host. */
     return alpn_replace(&c->alpn, &c->alpn_len, ctx->alpn, ctx->alpn_len) == 0;
@@ -132,6 +131,7 @@ void SSL_free(SSL *s)
     ca_list_free(NULL, s);
     sk_X509_pop_free(s->verified_chain, X509_free);
     OPENSSL_free(s->raw_ciphers);
+    sigalg_conf_free(s->sigalg_conf);
     if (s->cold != NULL) {
         OPENSSL_free(s->cold->ocsp_resp);
         dh_params_free(&s->cold->dh);
@@ -770,7 +770,7 @@ long SSL_ctrl(SSL *s, int cmd, long larg, void *parg)
     case SSL_CTRL_SET_CLIENT_SIGALGS_LIST:
     case SSL_CTRL_SET_SIGALGS:
     case SSL_CTRL_SET_CLIENT_SIGALGS:
-        return sigalgs_ctrl(&s->sigalgs, &s->client_sigalgs, cmd, larg, parg);
+        return sigalgs_ctrl(&s->sigalg_conf, cmd, larg, parg);
     default: {
         int handled;
         long r = sigalgs_get_ctrl(s, cmd, larg, parg, &handled);

@@ -171,8 +171,8 @@ static void values_reach_the_context(void **state)
     assert_int_equal(ctx->n_groups, 2);
     assert_int_equal(ctx->groups[0], 0x0018);
     assert_int_equal(SSL_CONF_cmd(cctx, "SignatureAlgorithms", "ed25519:ECDSA+SHA256"), 2);
-    assert_int_equal(ctx->sigalgs.n, 2);
-    assert_int_equal(ctx->sigalgs.ids[0], 0x0807);
+    assert_int_equal(ctx->sigalg_conf->sigalgs.n, 2);
+    assert_int_equal(ctx->sigalg_conf->sigalgs.ids[0], 0x0807);
     assert_int_equal(SSL_CONF_cmd(cctx, "NumTickets", "5"), 2);
     assert_int_equal(SSL_CTX_get_num_tickets(ctx), 5);
     SSL_CONF_CTX_free(cctx);
