@@ -48,7 +48,7 @@ static int ctx_set_defaults(SSL_CTX *ctx)
         ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
         return 0;
     }
-    return suites_parse_list(QTLS_DEFAULT_SUITES, ctx->suites, &ctx->n_suites) &&
+    return suites_parse_list(QTLS_DEFAULT_SUITES, &ctx->suites) &&
            groups_parse_list(default_groups, ctx->groups, &ctx->n_groups);
 }
 
@@ -310,7 +310,7 @@ uint64_t SSL_CTX_get_options(const SSL_CTX *ctx) { return ctx->options; }
 
 int SSL_CTX_set_ciphersuites(SSL_CTX *ctx, const char *str)
 {
-    return suites_parse_list(str, ctx->suites, &ctx->n_suites);
+    return suites_parse_list(str, &ctx->suites);
 }
 
 /*

@@ -95,6 +95,15 @@ struct ssl_cipher_st {
 extern const SSL_CIPHER qtls_suites[QTLS_NUM_SUITES];
 /* The suites enabled when nothing is configured (CCM only on request, CCM_8 never). */
 #define QTLS_DEFAULT_SUITES "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
+/* A configured preference list, most preferred first: indexes into qtls_suites, 5 bytes. */
+struct suite_list {
+    uint8_t idx[QTLS_NUM_SUITES];
+    uint8_t n;
+};
+static inline const SSL_CIPHER *suite_at(const struct suite_list *l, size_t i)
+{
+    return &qtls_suites[l->idx[i]];
+}
 const SSL_CIPHER *suite_by_tls_id(uint16_t tls_id);
 const SSL_CIPHER *suite_by_name(const char *name, size_t len);
 
@@ -414,10 +423,9 @@ struct ssl_ctx_st {
     uint32_t mode;
     int min_version, max_version;
     const SSL_QUIC_METHOD *quic_method;
-    const SSL_CIPHER *suites[QTLS_NUM_SUITES];
-    size_t n_suites;
+    struct suite_list suites;
     uint16_t groups[QTLS_MAX_GROUPS];
-    size_t n_groups;
+    uint8_t n_groups;
     struct cert_set certs; /* certset.c */
     pem_password_cb *passwd_cb; /* SSL_CTX_set_default_passwd_cb */
     void *passwd_arg;
@@ -610,10 +618,9 @@ struct ssl_st {
     int references;
     int min_version, max_version;
     const SSL_QUIC_METHOD *quic_method;
-    const SSL_CIPHER *suites[QTLS_NUM_SUITES];
-    size_t n_suites;
+    struct suite_list suites;
     uint16_t groups[QTLS_MAX_GROUPS];
-    size_t n_groups;
+    uint8_t n_groups;
     X509_VERIFY_PARAM *param; /* own verify parameters, made on first use (ssl.c); NULL: ctx's */
     char *verify_host;        /* SSL_set1_host's DNS name while param is NULL */
     SSL_verify_cb verify_cb;
@@ -1273,15 +1280,15 @@ QTLS_MUST_CHECK int cipher_lists_keep_raw(SSL *c, struct rd suites);
 long cipher_lists_get_raw(const SSL *s, const unsigned char **out);
 
 /* Parses "A:B:C" into a suite list; 0 if nothing valid. */
-QTLS_MUST_CHECK int suites_parse_list(const char *str, const SSL_CIPHER **out, size_t *n);
+QTLS_MUST_CHECK int suites_parse_list(const char *str, struct suite_list *out);
 /* Parses "X25519:P-256" into a group list; 0 if any name is unknown. */
-QTLS_MUST_CHECK int groups_parse_list(const char *str, uint16_t *out, size_t *n);
+QTLS_MUST_CHECK int groups_parse_list(const char *str, uint16_t *out, uint8_t *n);
 /* Checks ALPN wire format (non-empty, no empty names). */
 QTLS_MUST_CHECK int alpn_list_valid(const uint8_t *p, size_t n);
 /* The group with this NID (NID_X25519, NID_X9_62_prime256v1, ...), NULL if qtls lacks it. */
 const struct group *group_by_nid(int nid);
 /* The same as groups_parse_list for NIDs (SSL_CTX_set1_groups). */
-QTLS_MUST_CHECK int groups_from_nids(const int *nids, size_t count, uint16_t *out, size_t *n);
+QTLS_MUST_CHECK int groups_from_nids(const int *nids, size_t count, uint16_t *out, uint8_t *n);
 /* A min/max protocol version bound OpenSSL's TLS_method accepts (0 = no bound). */
 int proto_version_valid(long v);
 /* Replaces *dst with a copy of the ALPN list (NULL/0 clears): 0 on success, 1 on failure. */

@@ -20,8 +20,7 @@ static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
     c->min_version = ctx->min_version;
     c->max_version = ctx->max_version;
     c->quic_method = ctx->quic_method;
-    memcpy(c->suites, ctx->suites, sizeof(c->suites));
-    c->n_suites = ctx->n_suites;
+    c->suites = ctx->suites;
     memcpy(c->groups, ctx->groups, sizeof(c->groups));
     c->n_groups = ctx->n_groups;
     c->verify_mode = ctx->verify_mode;
@@ -388,7 +387,7 @@ uint64_t SSL_get_options(const SSL *s) { return s->options; }
 
 int SSL_set_ciphersuites(SSL *s, const char *str)
 {
-    return suites_parse_list(str, s->suites, &s->n_suites);
+    return suites_parse_list(str, &s->suites);
 }
 
 /* TLS 1.2-and-below list: unused by QUIC, accepted and ignored (see SSL_CTX_set_cipher_list). */
