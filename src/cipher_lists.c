@@ -102,7 +102,7 @@ int cipher_lists_keep_raw(SSL *c, struct rd suites)
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
     OPENSSL_free(c->raw_ciphers);
     c->raw_ciphers = copy;
-    c->raw_ciphers_len = suites.n;
+    c->raw_ciphers_len = (uint16_t)suites.n; /* rd_vec16 */
     if (c->cold != NULL) { /* rebuilt from the new list on demand */
         sk_SSL_CIPHER_free(c->cold->client_cipher_stack);
         c->cold->client_cipher_stack = NULL;

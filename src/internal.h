@@ -618,15 +618,16 @@ struct ssl_st {
     int references;
     int min_version, max_version;
     const SSL_QUIC_METHOD *quic_method;
-    struct suite_list suites;
     uint16_t groups[QTLS_MAX_GROUPS];
     uint8_t n_groups;
+    struct suite_list suites;
+    uint8_t server;
+    uint8_t phase; /* enum conn_phase */
     X509_VERIFY_PARAM *param; /* own verify parameters, made on first use (ssl.c); NULL: ctx's */
     char *verify_host;        /* SSL_set1_host's DNS name while param is NULL */
     SSL_verify_cb verify_cb;
     int verify_mode;
-    uint8_t server;
-    uint8_t phase; /* enum conn_phase */
+    int sct_requested; /* client: ask for SCTs (sct.c) */
     char *hostname; /* client: SNI to send; server: SNI received */
     uint8_t *alpn;  /* client offer, wire format */
     size_t alpn_len;
@@ -654,6 +655,7 @@ struct ssl_st {
     uint8_t early_data_reason; /* enum ssl_early_data_reason_t: why (SSL_get_early_data_reason) */
     uint16_t version;
     uint16_t group_id;
+    uint16_t peer_sigscheme, own_sigscheme; /* sigalgs.c: the CertificateVerify schemes, 0 if none */
     const SSL_CIPHER *cipher;
     long verify_result;
     X509 *peer_cert;
@@ -665,6 +667,7 @@ struct ssl_st {
     uint8_t client_random[32];
     struct kept_secret exporter_secret;
     struct kept_secret resumption_secret;
+    uint8_t tickets_allowed; /* nst.c: server: the client offered psk_dhe_ke (§4.2.9) */
     int shutdown;       /* SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN (ssl.c) */
     int quiet_shutdown; /* SSL_set_quiet_shutdown (ssl.c) */
 
@@ -693,7 +696,6 @@ struct ssl_st {
     struct cert_set *certs;   /* made by SSL_use_*, SSL_set_cert_cb; NULL: the context's */
     pem_password_cb *passwd_cb; /* from the context, SSL_set_default_passwd_cb */
     void *passwd_arg;
-    int sct_requested;        /* client: ask for SCTs (sct.c) */
     struct ssl_cold *cold;    /* what few connections have, made on first write (cold_get) */
 
     /* callbacks.c: the handshake facts the callbacks and the getters report */
@@ -703,28 +705,25 @@ struct ssl_st {
     /* verify_data is Hash.length (RFC 8446 §4.4.4): 48 bytes at most with TLS 1.3's suites */
     uint8_t finished_len, peer_finished_len;
     uint8_t finished[QTLS_MAX_HASH_LEN], peer_finished[QTLS_MAX_HASH_LEN];
+    uint32_t ticket_max_early_data; /* nst.c: client: the NewSessionTicket being read's early_data */
 
     struct hs *hs;
 
     /* Tickets (nst.c) */
     size_t extra_tickets;      /* server: SSL_new_session_ticket requests not yet sent */
     uint64_t tickets_sent;     /* server: the nonce counter of this connection's tickets */
-    uint32_t ticket_max_early_data; /* client: the NewSessionTicket being read's early_data */
-    uint8_t tickets_allowed;   /* server: the client offered psk_dhe_ke (§4.2.9) */
 
-    /* sigalgs.c */
-    uint16_t peer_sigscheme, own_sigscheme; /* the CertificateVerify schemes, 0 if none */
-    struct sbuf peer_groups; /* server: the client's supported_groups (wire form, for getters) */
-    struct sigalg_conf *sigalg_conf; /* the context's at SSL_new, until set here */
-
+    struct sigalg_conf *sigalg_conf; /* sigalgs.c: the context's at SSL_new, until set here */
     STACK_OF(X509) *verified_chain; /* cert.c: the chain X509_verify_cert built */
     struct seclevel sec;            /* seclevel.c */
     uint8_t *raw_ciphers;           /* server: the ClientHello's cipher_suites (SSL_get0_raw_cipherlist) */
-    size_t raw_ciphers_len;
     uint32_t custom_ext_sent;           /* custom_ext.c: client: the custom extensions offered */
     uint32_t custom_ext_received;       /* custom_ext.c: server: the ones the client sent */
+    /* The byte-aligned fields last, in one run with no padding between them. */
+    uint16_t raw_ciphers_len;           /* a vector<2..2^16-2> (RFC 8446 §4.1.2) */
     struct cert_comp_pref cert_comp;    /* cert_comp.c: from the context or SSL_set1_... */
     uint8_t cert_comp_client, cert_comp_server; /* the algorithm each side's Certificate used */
+    struct sbuf peer_groups; /* sigalgs.c: server: the client's supported_groups (wire form) */
 };
 
 /*
