@@ -11,6 +11,36 @@
 /* Lifetime                                                            */
 /* ------------------------------------------------------------------ */
 
+/*
+ * A client usually names its server twice, SSL_set_tlsext_host_name and SSL_set1_host, with the
+ * same string: then verify_host is the hostname's pointer, held once. These two replace either
+ * one (NULL frees it) keeping that sharing right: a string is freed only when neither holds it.
+ */
+static void set_verify_host(SSL *s, char *name)
+{
+    if (s->verify_host != s->hostname)
+        OPENSSL_free(s->verify_host);
+    s->verify_host = name;
+}
+
+static void set_hostname_string(SSL *s, char *name)
+{
+    if (s->hostname != s->verify_host)
+        OPENSSL_free(s->hostname);
+    s->hostname = name;
+}
+
+/* The string to hold for `name` when `other` already holds an equal one: that one, else a copy. */
+static char *shared_copy(const char *name, char *other)
+{
+    if (other != NULL && strcmp(other, name) == 0)
+        return other;
+    char *copy = OPENSSL_strdup(name);
+    if (copy == NULL)
+        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+    return copy;
+}
+
 /* What SSL_new inherits: later changes to the context do not reach the connection. */
 static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
 {
@@ -117,13 +147,13 @@ void SSL_free(SSL *s)
     sk_X509_pop_free(s->peer_chain, X509_free);
     sk_X509_pop_free(s->peer_chain_noleaf, X509_free);
     SSL_SESSION_free(s->peer_session);
+    set_verify_host(s, NULL);
     OPENSSL_free(s->hostname);
     OPENSSL_free(s->alpn);
     sbuf_free(&s->alpn_selected);
     sbuf_free(&s->peer_groups);
     sct_free(NULL, s);
     X509_VERIFY_PARAM_free(s->param);
-    OPENSSL_free(s->verify_host);
     if (s->certs != NULL)
         certset_free(s->certs);
     OPENSSL_free(s->certs);
@@ -311,8 +341,7 @@ static X509_VERIFY_PARAM *own_param(SSL *s)
         ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
         return NULL;
     }
-    OPENSSL_free(s->verify_host);
-    s->verify_host = NULL;
+    set_verify_host(s, NULL);
     s->param = p;
     return p;
 }
@@ -452,13 +481,10 @@ static int plain_host_name(const char *name)
 int SSL_set1_host(SSL *s, const char *hostname)
 {
     if (s->param == NULL && hostname != NULL && plain_host_name(hostname)) {
-        char *copy = OPENSSL_strdup(hostname);
-        if (copy == NULL) {
-            ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+        char *copy = shared_copy(hostname, s->hostname);
+        if (copy == NULL)
             return 0;
-        }
-        OPENSSL_free(s->verify_host);
-        s->verify_host = copy;
+        set_verify_host(s, copy);
         return 1;
     }
     X509_VERIFY_PARAM *param = own_param(s);
@@ -598,13 +624,10 @@ static long set_hostname(SSL *s, long type, const char *name)
             ERR_raise(ERR_LIB_SSL, SSL_R_SSL3_EXT_INVALID_SERVERNAME);
             return 0;
         }
-        if ((copy = OPENSSL_strdup(name)) == NULL) {
-            ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+        if ((copy = shared_copy(name, s->verify_host)) == NULL)
             return 0;
-        }
     }
-    OPENSSL_free(s->hostname);
-    s->hostname = copy;
+    set_hostname_string(s, copy);
     return 1;
 }
 

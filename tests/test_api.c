@@ -376,6 +376,50 @@ static void verify_params_are_made_on_first_use(void **state)
     SSL_CTX_free(ctx);
 }
 
+/*
+ * The name a client sends (SNI) and the one it verifies are usually the same string: held once,
+ * and each still changes alone, in either order, without the other noticing.
+ */
+static void sni_and_verify_host_share_one_string(void **state)
+{
+    SSL_CTX *ctx = new_ctx();
+    SSL *s = SSL_new(ctx);
+    assert_int_equal(SSL_set_tlsext_host_name(s, "server.example"), 1);
+    assert_int_equal(SSL_set1_host(s, "server.example"), 1);
+    assert_ptr_equal(s->verify_host, s->hostname); /* one copy */
+    assert_int_equal(SSL_set_tlsext_host_name(s, "other.example"), 1);
+    assert_string_equal(SSL_get_servername(s, TLSEXT_NAMETYPE_host_name), "other.example");
+    assert_string_equal(s->verify_host, "server.example");
+    assert_int_equal(SSL_set_tlsext_host_name(s, "server.example"), 1); /* shared again */
+    assert_ptr_equal(s->verify_host, s->hostname);
+    assert_int_equal(SSL_set1_host(s, "third.example"), 1);
+    assert_string_equal(SSL_get_servername(s, TLSEXT_NAMETYPE_host_name), "server.example");
+    assert_string_equal(s->verify_host, "third.example");
+    SSL_free(s);
+
+    /* The other order; then the parameters take the name and the SNI stays. */
+    s = SSL_new(ctx);
+    assert_int_equal(SSL_set1_host(s, "server.example"), 1);
+    assert_int_equal(SSL_set_tlsext_host_name(s, "server.example"), 1);
+    assert_ptr_equal(s->verify_host, s->hostname);
+    X509_VERIFY_PARAM *p = SSL_get0_param(s);
+    assert_non_null(p);
+    assert_null(s->verify_host);
+    assert_string_equal(X509_VERIFY_PARAM_get0_host(p, 0), "server.example");
+    assert_string_equal(SSL_get_servername(s, TLSEXT_NAMETYPE_host_name), "server.example");
+    SSL_free(s);
+
+    /* Clearing the SNI leaves the verified name. */
+    s = SSL_new(ctx);
+    assert_int_equal(SSL_set_tlsext_host_name(s, "server.example"), 1);
+    assert_int_equal(SSL_set1_host(s, "server.example"), 1);
+    assert_int_equal(SSL_set_tlsext_host_name(s, NULL), 1);
+    assert_null(SSL_get_servername(s, TLSEXT_NAMETYPE_host_name));
+    assert_string_equal(s->verify_host, "server.example");
+    SSL_free(s);
+    SSL_CTX_free(ctx);
+}
+
 static void cert_store_ownership_and_loading(void **state)
 {
     SSL_CTX *ctx = new_ctx();
@@ -967,6 +1011,7 @@ int main(void)
         cmocka_unit_test_setup(servername_callback_and_arg_are_stored, clear_errors),
         cmocka_unit_test_setup(verify_settings_are_inherited, clear_errors),
         cmocka_unit_test_setup(verify_params_are_made_on_first_use, clear_errors),
+        cmocka_unit_test_setup(sni_and_verify_host_share_one_string, clear_errors),
         cmocka_unit_test_setup(cert_store_ownership_and_loading, clear_errors),
         cmocka_unit_test_setup(cipher_getters_match_openssl, clear_errors),
         cmocka_unit_test_setup(suite_lists, clear_errors),
