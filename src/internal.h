@@ -629,7 +629,7 @@ struct ssl_st {
     int verify_mode;
     int sct_requested; /* client: ask for SCTs (sct.c) */
     char *hostname; /* client: SNI to send; server: SNI received */
-    uint8_t *alpn;  /* client offer, wire format */
+    uint8_t *alpn;  /* client offer, wire format; freed when the handshake is done */
     size_t alpn_len;
     struct sbuf alpn_selected; /* the protocol both sides agreed on */
 
