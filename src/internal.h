@@ -668,6 +668,7 @@ struct ssl_st {
     struct kept_secret exporter_secret;
     struct kept_secret resumption_secret;
     uint8_t tickets_allowed; /* nst.c: server: the client offered psk_dhe_ke (§4.2.9) */
+    uint8_t verified_prefix; /* cert.c, with verified_anchor */
     int shutdown;       /* SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN (ssl.c) */
     int quiet_shutdown; /* SSL_set_quiet_shutdown (ssl.c) */
 
@@ -714,7 +715,10 @@ struct ssl_st {
     uint64_t tickets_sent;     /* server: the nonce counter of this connection's tickets */
 
     struct sigalg_conf *sigalg_conf; /* sigalgs.c: the context's at SSL_new, until set here */
-    STACK_OF(X509) *verified_chain; /* cert.c: the chain X509_verify_cert built */
+    /* cert.c: the chain X509_verify_cert built, or, when it is the first verified_prefix
+     * certificates of peer_chain then at most verified_anchor, those two (made when asked for) */
+    STACK_OF(X509) *verified_chain;
+    X509 *verified_anchor;
     struct seclevel sec;            /* seclevel.c */
     uint8_t *raw_ciphers;           /* server: the ClientHello's cipher_suites (SSL_get0_raw_cipherlist) */
     uint32_t custom_ext_sent;           /* custom_ext.c: client: the custom extensions offered */
@@ -802,6 +806,9 @@ enum {
  * on (verified, or SSL_VERIFY_NONE), 0 with an alert and error otherwise.
  */
 QTLS_MUST_CHECK int cert_verify_peer_chain(SSL *c, STACK_OF(X509) *chain);
+/* Frees the verified chain; before peer_chain is replaced or freed, makes it stand alone. */
+void cert_verified_free(SSL *c);
+void cert_verified_detach(SSL *c);
 /* The X509_STORE_CTX ex_data index holding the SSL (SSL_get_ex_data_X509_STORE_CTX_idx). */
 int cert_store_ctx_ssl_idx(void);
 /*

@@ -52,6 +52,7 @@ static int alpn_offered(const SSL *c, const uint8_t *name, size_t len)
 static int adopt_session_peer(SSL *c, SSL_SESSION *s)
 {
     c->verify_result = s->verify_result;
+    cert_verified_detach(c); /* peer_chain goes: a verified chain made of it stands alone */
     return sct_adopt_session(c, s) && session_conn_defer_peer(c, s);
 }
 

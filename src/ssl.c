@@ -158,7 +158,7 @@ void SSL_free(SSL *s)
         certset_free(s->certs);
     OPENSSL_free(s->certs);
     ca_list_free(NULL, s);
-    sk_X509_pop_free(s->verified_chain, X509_free);
+    cert_verified_free(s);
     OPENSSL_free(s->raw_ciphers);
     sigalg_conf_free(s->sigalg_conf);
     if (s->cold != NULL) {
@@ -592,8 +592,6 @@ STACK_OF(X509) *SSL_get_peer_cert_chain(const SSL *s)
     return v;
 }
 
-/* The chain X509_verify_cert built (cert.c), trust anchor included; NULL before or without one. */
-STACK_OF(X509) *SSL_get0_verified_chain(const SSL *s) { return s->verified_chain; }
 
 /* ------------------------------------------------------------------ */
 /* SNI and ALPN                                                        */
