@@ -479,7 +479,8 @@ STACK_OF(X509) *SSL_get0_verified_chain(const SSL *s)
     STACK_OF(X509) *v = sk_X509_new_reserve(NULL, k + 1);
     for (int i = 0; v != NULL && i <= k; i++) {
         X509 *x = i < k ? sk_X509_value(s->peer_chain, i) : s->verified_anchor;
-        if (x != NULL && (!X509_up_ref(x) || !sk_X509_push(v, x))) { /* reserved: push cannot fail */
+        /* reserved: the push cannot fail */
+        if (x != NULL && (!X509_up_ref(x) || !sk_X509_push(v, x))) {
             sk_X509_pop_free(v, X509_free);
             v = NULL;
         }

@@ -19,7 +19,8 @@ static const SSL_CIPHER scsvs[] = {
  * *cache as a stack of suites[0..n): kept if it already holds exactly those, else replaced
  * (the old one is freed, as OpenSSL frees its list when the configuration changes).
  */
-static STACK_OF(SSL_CIPHER) *sync_stack(STACK_OF(SSL_CIPHER) **cache, const struct suite_list *suites)
+static STACK_OF(SSL_CIPHER) *sync_stack(STACK_OF(SSL_CIPHER) **cache,
+                                        const struct suite_list *suites)
 {
     size_t n = suites->n;
     STACK_OF(SSL_CIPHER) *sk = *cache;

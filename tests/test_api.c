@@ -64,7 +64,8 @@ static void fresh_ctx_reports_openssl_defaults(void **state)
     assert_int_equal(ctx->suites.n, 3);
     assert_int_equal(SSL_CIPHER_get_id(suite_at(&ctx->suites, 0)), TLS1_3_CK_AES_128_GCM_SHA256);
     assert_int_equal(SSL_CIPHER_get_id(suite_at(&ctx->suites, 1)), TLS1_3_CK_AES_256_GCM_SHA384);
-    assert_int_equal(SSL_CIPHER_get_id(suite_at(&ctx->suites, 2)), TLS1_3_CK_CHACHA20_POLY1305_SHA256);
+    assert_int_equal(SSL_CIPHER_get_id(suite_at(&ctx->suites, 2)),
+                     TLS1_3_CK_CHACHA20_POLY1305_SHA256);
     assert_int_equal(ctx->n_groups, 4);
     assert_int_equal(ctx->groups[0], 0x001d);
     assert_int_equal(ctx->groups[1], 0x0017);
