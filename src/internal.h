@@ -655,7 +655,7 @@ struct ssl_st {
     uint8_t early_data_reason; /* enum ssl_early_data_reason_t: why (SSL_get_early_data_reason) */
     uint16_t version;
     uint16_t group_id;
-    uint16_t peer_sigscheme, own_sigscheme; /* sigalgs.c: the CertificateVerify schemes, 0 if none */
+    uint16_t peer_sigscheme, own_sigscheme; /* sigalgs.c: CertificateVerify schemes, 0: none */
     const SSL_CIPHER *cipher;
     long verify_result;
     X509 *peer_cert;
@@ -671,6 +671,7 @@ struct ssl_st {
     uint8_t verified_prefix; /* cert.c, with verified_anchor */
     int shutdown;       /* SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN (ssl.c) */
     int quiet_shutdown; /* SSL_set_quiet_shutdown (ssl.c) */
+    uint8_t sid_ctx_len; /* of sid_ctx below: at most SSL_MAX_SID_CTX_LENGTH */
 
     /* Sessions */
     SSL_SESSION *session;   /* client: set by SSL_set_session, then the one in use */
@@ -678,7 +679,6 @@ struct ssl_st {
     uint32_t max_early_data;
     uint32_t recv_max_early_data;
     uint8_t sid_ctx[SSL_MAX_SID_CTX_LENGTH];
-    size_t sid_ctx_len;
     /* From the context; SSL_set_allow_early_data_cb replaces them for this connection. */
     SSL_allow_early_data_cb_fn allow_early_data_cb;
     void *allow_early_data_arg;
@@ -706,7 +706,7 @@ struct ssl_st {
     /* verify_data is Hash.length (RFC 8446 §4.4.4): 48 bytes at most with TLS 1.3's suites */
     uint8_t finished_len, peer_finished_len;
     uint8_t finished[QTLS_MAX_HASH_LEN], peer_finished[QTLS_MAX_HASH_LEN];
-    uint32_t ticket_max_early_data; /* nst.c: client: the NewSessionTicket being read's early_data */
+    uint32_t ticket_max_early_data; /* nst.c: client: the early_data of the ticket being read */
 
     struct hs *hs;
 

@@ -61,7 +61,7 @@ static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
     c->allow_early_data_cb = ctx->allow_early_data_cb;
     c->allow_early_data_arg = ctx->allow_early_data_arg;
     memcpy(c->sid_ctx, ctx->sid_ctx, sizeof(c->sid_ctx));
-    c->sid_ctx_len = ctx->sid_ctx_len;
+    c->sid_ctx_len = (uint8_t)ctx->sid_ctx_len; /* both at most SSL_MAX_SID_CTX_LENGTH */
     c->status_type = ctx->status_type;
     c->passwd_cb = ctx->passwd_cb;
     c->passwd_arg = ctx->passwd_arg;
@@ -396,7 +396,7 @@ SSL_CTX *SSL_set_SSL_CTX(SSL *s, SSL_CTX *ctx)
     if (s->sid_ctx_len == s->ctx->sid_ctx_len &&
         memcmp(s->sid_ctx, s->ctx->sid_ctx, s->sid_ctx_len) == 0) {
         memcpy(s->sid_ctx, ctx->sid_ctx, sizeof(s->sid_ctx));
-        s->sid_ctx_len = ctx->sid_ctx_len;
+        s->sid_ctx_len = (uint8_t)ctx->sid_ctx_len;
     }
     SSL_CTX_up_ref(ctx);
     SSL_CTX_free(s->ctx);
