@@ -436,13 +436,72 @@ static int run_verification(SSL *c, X509_STORE_CTX *sctx)
     return X509_verify_cert(sctx) > 0;
 }
 
-/* Keeps the chain the verification built, for SSL_get0_verified_chain. */
-static void keep_verified_chain(SSL *c, X509_STORE_CTX *sctx)
+void cert_verified_free(SSL *c)
 {
     sk_X509_pop_free(c->verified_chain, X509_free);
+    X509_free(c->verified_anchor);
     c->verified_chain = NULL;
-    if (X509_STORE_CTX_get0_chain(sctx) != NULL)
-        c->verified_chain = X509_STORE_CTX_get1_chain(sctx); /* NULL on allocation failure */
+    c->verified_anchor = NULL;
+    c->verified_prefix = 0;
+}
+
+/*
+ * Keeps the chain the verification built, for SSL_get0_verified_chain. It is nearly always the
+ * peer's chain, or its first certificates, and at most one trust anchor from the store: then the
+ * count and the anchor are kept instead of a copy of the stack (two allocations of 40 bytes),
+ * and SSL_get0_verified_chain makes the stack, of the same certificates, when asked for.
+ */
+static void keep_verified_chain(SSL *c, X509_STORE_CTX *sctx, STACK_OF(X509) *chain)
+{
+    cert_verified_free(c);
+    STACK_OF(X509) *built = X509_STORE_CTX_get0_chain(sctx);
+    if (built == NULL)
+        return;
+    int n = sk_X509_num(built), k = 0;
+    while (k < n && k < sk_X509_num(chain) && k < UINT8_MAX &&
+           sk_X509_value(built, k) == sk_X509_value(chain, k))
+        k++;
+    X509 *anchor = k < n ? sk_X509_value(built, k) : NULL;
+    if (chain == c->peer_chain && n > 0 && n - k <= 1 && (anchor == NULL || X509_up_ref(anchor))) {
+        c->verified_prefix = (uint8_t)k;
+        c->verified_anchor = anchor;
+        return;
+    }
+    c->verified_chain = X509_STORE_CTX_get1_chain(sctx); /* NULL on allocation failure */
+}
+
+/* The chain X509_verify_cert built (cert.c), trust anchor included; NULL before or without one. */
+STACK_OF(X509) *SSL_get0_verified_chain(const SSL *s)
+{
+    if (s->verified_chain != NULL || (s->verified_prefix == 0 && s->verified_anchor == NULL))
+        return s->verified_chain;
+    int k = s->verified_prefix;
+    STACK_OF(X509) *v = sk_X509_new_reserve(NULL, k + 1);
+    for (int i = 0; v != NULL && i <= k; i++) {
+        X509 *x = i < k ? sk_X509_value(s->peer_chain, i) : s->verified_anchor;
+        /* reserved: the push cannot fail */
+        if (x != NULL && (!X509_up_ref(x) || !sk_X509_push(v, x))) {
+            sk_X509_pop_free(v, X509_free);
+            v = NULL;
+        }
+    }
+    if (v == NULL) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+        return NULL;
+    }
+    SSL *w = (SSL *)s; /* a cache: the chain it describes does not change */
+    X509_free(w->verified_anchor);
+    w->verified_anchor = NULL;
+    w->verified_prefix = 0;
+    w->verified_chain = v;
+    return v;
+}
+
+void cert_verified_detach(SSL *c)
+{
+    if (c->verified_chain == NULL && (c->verified_prefix != 0 || c->verified_anchor != NULL) &&
+        SSL_get0_verified_chain(c) == NULL)
+        cert_verified_free(c); /* out of memory: rather none than one naming freed certificates */
 }
 
 /*
@@ -468,7 +527,7 @@ int cert_verify_peer_chain(SSL *c, STACK_OF(X509) *chain)
     ERR_set_mark();
     int verified = run_verification(c, sctx);
     c->verify_result = X509_STORE_CTX_get_error(sctx);
-    keep_verified_chain(c, sctx);
+    keep_verified_chain(c, sctx, chain);
     X509_STORE_CTX_free(sctx);
     if (verified || !(c->verify_mode & SSL_VERIFY_PEER)) {
         /* Whatever libcrypto queued on the way is not an error of this call. */

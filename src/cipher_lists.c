@@ -19,13 +19,14 @@ static const SSL_CIPHER scsvs[] = {
  * *cache as a stack of suites[0..n): kept if it already holds exactly those, else replaced
  * (the old one is freed, as OpenSSL frees its list when the configuration changes).
  */
-static STACK_OF(SSL_CIPHER) *sync_stack(STACK_OF(SSL_CIPHER) **cache, const SSL_CIPHER *const *suites,
-                                        size_t n)
+static STACK_OF(SSL_CIPHER) *sync_stack(STACK_OF(SSL_CIPHER) **cache,
+                                        const struct suite_list *suites)
 {
+    size_t n = suites->n;
     STACK_OF(SSL_CIPHER) *sk = *cache;
     if (sk != NULL && (size_t)sk_SSL_CIPHER_num(sk) == n) {
         size_t i = 0;
-        while (i < n && sk_SSL_CIPHER_value(sk, (int)i) == suites[i])
+        while (i < n && sk_SSL_CIPHER_value(sk, (int)i) == suite_at(suites, i))
             i++;
         if (i == n)
             return sk;
@@ -35,7 +36,7 @@ static STACK_OF(SSL_CIPHER) *sync_stack(STACK_OF(SSL_CIPHER) **cache, const SSL_
         return NULL;
     }
     for (size_t i = 0; i < n; i++)
-        sk_SSL_CIPHER_push(sk, suites[i]); /* reserved: cannot fail */
+        sk_SSL_CIPHER_push(sk, suite_at(suites, i)); /* reserved: cannot fail */
     sk_SSL_CIPHER_free(*cache);
     *cache = sk;
     return sk;
@@ -46,7 +47,7 @@ STACK_OF(SSL_CIPHER) *SSL_CTX_get_ciphers(const SSL_CTX *ctx)
     if (ctx == NULL)
         return NULL;
     SSL_CTX *w = (SSL_CTX *)ctx; /* a cache: the configuration does not change */
-    return sync_stack(&w->cipher_stack, ctx->suites, ctx->n_suites);
+    return sync_stack(&w->cipher_stack, &ctx->suites);
 }
 
 STACK_OF(SSL_CIPHER) *SSL_get_ciphers(const SSL *s)
@@ -54,7 +55,7 @@ STACK_OF(SSL_CIPHER) *SSL_get_ciphers(const SSL *s)
     if (s == NULL)
         return NULL;
     struct ssl_cold *k = cold_get((SSL *)s); /* a cache: the configuration does not change */
-    return k != NULL ? sync_stack(&k->cipher_stack, s->suites, s->n_suites) : NULL;
+    return k != NULL ? sync_stack(&k->cipher_stack, &s->suites) : NULL;
 }
 
 /* The n-th configured suite's name; NULL past the end, as OpenSSL. */
@@ -102,7 +103,7 @@ int cipher_lists_keep_raw(SSL *c, struct rd suites)
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
     OPENSSL_free(c->raw_ciphers);
     c->raw_ciphers = copy;
-    c->raw_ciphers_len = suites.n;
+    c->raw_ciphers_len = (uint16_t)suites.n; /* rd_vec16 */
     if (c->cold != NULL) { /* rebuilt from the new list on demand */
         sk_SSL_CIPHER_free(c->cold->client_cipher_stack);
         c->cold->client_cipher_stack = NULL;

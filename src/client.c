@@ -136,8 +136,8 @@ static enum hs_wait do_send_client_hello(SSL *c)
     size_t suites = wr_open_vec(w, 2);
     if (c->grease_enabled) /* RFC 8701 §3 */
         wr_u16(w, grease_value(c, GREASE_CIPHER));
-    for (size_t i = 0; i < c->n_suites; i++)
-        wr_u16(w, c->suites[i]->tls_id);
+    for (size_t i = 0; i < c->suites.n; i++)
+        wr_u16(w, suite_at(&c->suites, i)->tls_id);
     wr_close_vec(w, suites, 2);
     wr_u8(w, 1);
     wr_u8(w, 0);
@@ -153,8 +153,8 @@ static enum hs_wait do_send_client_hello(SSL *c)
 
 static int offered_suite(SSL *c, const SSL_CIPHER *s)
 {
-    for (size_t i = 0; i < c->n_suites; i++)
-        if (c->suites[i] == s)
+    for (size_t i = 0; i < c->suites.n; i++)
+        if (suite_at(&c->suites, i) == s)
             return 1;
     return 0;
 }

@@ -224,7 +224,7 @@ static int cmd_ClientSignatureAlgorithms(SSL_CONF_CTX *cctx, const char *value)
 static int cmd_Groups(SSL_CONF_CTX *cctx, const char *value)
 {
     uint16_t check[QTLS_MAX_GROUPS];
-    size_t n;
+    uint8_t n;
     if (cctx->ssl != NULL)
         return SSL_set1_groups_list(cctx->ssl, value) > 0;
     if (cctx->ctx != NULL)

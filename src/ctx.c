@@ -48,7 +48,7 @@ static int ctx_set_defaults(SSL_CTX *ctx)
         ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
         return 0;
     }
-    return suites_parse_list(QTLS_DEFAULT_SUITES, ctx->suites, &ctx->n_suites) &&
+    return suites_parse_list(QTLS_DEFAULT_SUITES, &ctx->suites) &&
            groups_parse_list(default_groups, ctx->groups, &ctx->n_groups);
 }
 
@@ -119,6 +119,7 @@ void SSL_CTX_free(SSL_CTX *ctx)
     custom_exts_free(ctx->custom_exts);
     sct_free(ctx, NULL);
     sk_SSL_CIPHER_free(ctx->cipher_stack);
+    sigalg_conf_free(ctx->sigalg_conf);
     OPENSSL_free(ctx);
 }
 
@@ -271,7 +272,7 @@ long SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)
     case SSL_CTRL_SET_CLIENT_SIGALGS_LIST:
     case SSL_CTRL_SET_SIGALGS:
     case SSL_CTRL_SET_CLIENT_SIGALGS:
-        return sigalgs_ctrl(&ctx->sigalgs, &ctx->client_sigalgs, cmd, larg, parg);
+        return sigalgs_ctrl(&ctx->sigalg_conf, cmd, larg, parg);
     default:
         return ctx_ctrl_cert(ctx, cmd, larg, parg);
     }
@@ -309,7 +310,7 @@ uint64_t SSL_CTX_get_options(const SSL_CTX *ctx) { return ctx->options; }
 
 int SSL_CTX_set_ciphersuites(SSL_CTX *ctx, const char *str)
 {
-    return suites_parse_list(str, ctx->suites, &ctx->n_suites);
+    return suites_parse_list(str, &ctx->suites);
 }
 
 /*

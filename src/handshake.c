@@ -92,6 +92,11 @@ static int handshake_done(SSL *s)
     s->phase = PHASE_DONE;
     hs_free(s);
     quic_handshake_done(s);
+    /* The ALPN offer was for ClientHello and the checks of the answer and of 0-RTT; no
+     * OpenSSL 3.0 getter returns it and a connection has one handshake. */
+    OPENSSL_free(s->alpn);
+    s->alpn = NULL;
+    s->alpn_len = 0;
     cb_info(s, SSL_CB_HANDSHAKE_DONE, 1);
     return 1;
 }

@@ -95,6 +95,15 @@ struct ssl_cipher_st {
 extern const SSL_CIPHER qtls_suites[QTLS_NUM_SUITES];
 /* The suites enabled when nothing is configured (CCM only on request, CCM_8 never). */
 #define QTLS_DEFAULT_SUITES "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
+/* A configured preference list, most preferred first: indexes into qtls_suites, 5 bytes. */
+struct suite_list {
+    uint8_t idx[QTLS_NUM_SUITES];
+    uint8_t n;
+};
+static inline const SSL_CIPHER *suite_at(const struct suite_list *l, size_t i)
+{
+    return &qtls_suites[l->idx[i]];
+}
 const SSL_CIPHER *suite_by_tls_id(uint16_t tls_id);
 const SSL_CIPHER *suite_by_name(const char *name, size_t len);
 
@@ -129,6 +138,16 @@ extern const size_t qtls_num_offered_sigschemes;
 struct sigalg_list {
     uint16_t ids[QTLS_MAX_SIGALGS];
     size_t n;
+};
+/*
+ * A context's or connection's two configured lists, shared copy-on-write: SSL_new takes a
+ * reference to its context's, and a setter on either side makes a new one for itself, so a later
+ * change to the context does not reach the connection (as OpenSSL's copy at SSL_new) while most
+ * connections, which set none, hold no copy. NULL: both lists empty (the defaults).
+ */
+struct sigalg_conf {
+    int references;
+    struct sigalg_list sigalgs, client_sigalgs;
 };
 #define QTLS_MAX_PEER_GROUPS 32
 
@@ -419,10 +438,9 @@ struct ssl_ctx_st {
     uint32_t mode;
     int min_version, max_version;
     const SSL_QUIC_METHOD *quic_method;
-    const SSL_CIPHER *suites[QTLS_NUM_SUITES];
-    size_t n_suites;
+    struct suite_list suites;
     uint16_t groups[QTLS_MAX_GROUPS];
-    size_t n_groups;
+    uint8_t n_groups;
     struct cert_set certs; /* certset.c */
     pem_password_cb *passwd_cb; /* SSL_CTX_set_default_passwd_cb */
     void *passwd_arg;
@@ -477,7 +495,7 @@ struct ssl_ctx_st {
     void (*msg_callback)(int, int, int, const void *, size_t, SSL *, void *);
     void *msg_callback_arg;
     int post_handshake_auth; /* stored, no effect: RFC 9001 §4.4 */
-    struct sigalg_list sigalgs, client_sigalgs; /* sigalgs.c, copied by SSL_new */
+    struct sigalg_conf *sigalg_conf; /* sigalgs.c, shared with SSL_new's connections */
     STACK_OF(SSL_CIPHER) *cipher_stack; /* cipher_lists.c: SSL_CTX_get_ciphers' view, owned */
     /* cert.c: SSL_CTX_set_cert_verify_callback, run instead of X509_verify_cert */
     int (*app_verify_cb)(X509_STORE_CTX *, void *);
@@ -615,18 +633,18 @@ struct ssl_st {
     int references;
     int min_version, max_version;
     const SSL_QUIC_METHOD *quic_method;
-    const SSL_CIPHER *suites[QTLS_NUM_SUITES];
-    size_t n_suites;
     uint16_t groups[QTLS_MAX_GROUPS];
-    size_t n_groups;
+    uint8_t n_groups;
+    struct suite_list suites;
+    uint8_t server;
+    uint8_t phase; /* enum conn_phase */
     X509_VERIFY_PARAM *param; /* own verify parameters, made on first use (ssl.c); NULL: ctx's */
     char *verify_host;        /* SSL_set1_host's DNS name while param is NULL */
     SSL_verify_cb verify_cb;
     int verify_mode;
-    uint8_t server;
-    uint8_t phase; /* enum conn_phase */
+    int sct_requested; /* client: ask for SCTs (sct.c) */
     char *hostname; /* client: SNI to send; server: SNI received */
-    uint8_t *alpn;  /* client offer, wire format */
+    uint8_t *alpn;  /* client offer, wire format; freed when the handshake is done */
     size_t alpn_len;
     struct sbuf alpn_selected; /* the protocol both sides agreed on */
 
@@ -652,6 +670,7 @@ struct ssl_st {
     uint8_t early_data_reason; /* enum ssl_early_data_reason_t: why (SSL_get_early_data_reason) */
     uint16_t version;
     uint16_t group_id;
+    uint16_t peer_sigscheme, own_sigscheme; /* sigalgs.c: CertificateVerify schemes, 0: none */
     const SSL_CIPHER *cipher;
     long verify_result;
     X509 *peer_cert;
@@ -663,8 +682,11 @@ struct ssl_st {
     uint8_t client_random[32];
     struct kept_secret exporter_secret;
     struct kept_secret resumption_secret;
+    uint8_t tickets_allowed; /* nst.c: server: the client offered psk_dhe_ke (§4.2.9) */
+    uint8_t verified_prefix; /* cert.c, with verified_anchor */
     int shutdown;       /* SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN (ssl.c) */
     int quiet_shutdown; /* SSL_set_quiet_shutdown (ssl.c) */
+    uint8_t sid_ctx_len; /* of sid_ctx below: at most SSL_MAX_SID_CTX_LENGTH */
 
     /* Sessions */
     SSL_SESSION *session;   /* client: set by SSL_set_session, then the one in use */
@@ -672,7 +694,6 @@ struct ssl_st {
     uint32_t max_early_data;
     uint32_t recv_max_early_data;
     uint8_t sid_ctx[SSL_MAX_SID_CTX_LENGTH];
-    size_t sid_ctx_len;
     /* From the context; SSL_set_allow_early_data_cb replaces them for this connection. */
     SSL_allow_early_data_cb_fn allow_early_data_cb;
     void *allow_early_data_arg;
@@ -691,7 +712,6 @@ struct ssl_st {
     struct cert_set *certs;   /* made by SSL_use_*, SSL_set_cert_cb; NULL: the context's */
     pem_password_cb *passwd_cb; /* from the context, SSL_set_default_passwd_cb */
     void *passwd_arg;
-    int sct_requested;        /* client: ask for SCTs (sct.c) */
     struct ssl_cold *cold;    /* what few connections have, made on first write (cold_get) */
 
     /* callbacks.c: the handshake facts the callbacks and the getters report */
@@ -701,28 +721,28 @@ struct ssl_st {
     /* verify_data is Hash.length (RFC 8446 §4.4.4): 48 bytes at most with TLS 1.3's suites */
     uint8_t finished_len, peer_finished_len;
     uint8_t finished[QTLS_MAX_HASH_LEN], peer_finished[QTLS_MAX_HASH_LEN];
+    uint32_t ticket_max_early_data; /* nst.c: client: the early_data of the ticket being read */
 
     struct hs *hs;
 
     /* Tickets (nst.c) */
     size_t extra_tickets;      /* server: SSL_new_session_ticket requests not yet sent */
     uint64_t tickets_sent;     /* server: the nonce counter of this connection's tickets */
-    uint32_t ticket_max_early_data; /* client: the NewSessionTicket being read's early_data */
-    uint8_t tickets_allowed;   /* server: the client offered psk_dhe_ke (§4.2.9) */
 
-    /* sigalgs.c */
-    uint16_t peer_sigscheme, own_sigscheme; /* the CertificateVerify schemes, 0 if none */
-    struct sbuf peer_groups; /* server: the client's supported_groups (wire form, for getters) */
-    struct sigalg_list sigalgs, client_sigalgs;
-
-    STACK_OF(X509) *verified_chain; /* cert.c: the chain X509_verify_cert built */
+    struct sigalg_conf *sigalg_conf; /* sigalgs.c: the context's at SSL_new, until set here */
+    /* cert.c: the chain X509_verify_cert built, or, when it is the first verified_prefix
+     * certificates of peer_chain then at most verified_anchor, those two (made when asked for) */
+    STACK_OF(X509) *verified_chain;
+    X509 *verified_anchor;
     struct seclevel sec;            /* seclevel.c */
     uint8_t *raw_ciphers;           /* server: the ClientHello's cipher_suites (SSL_get0_raw_cipherlist) */
-    size_t raw_ciphers_len;
     uint32_t custom_ext_sent;           /* custom_ext.c: client: the custom extensions offered */
     uint32_t custom_ext_received;       /* custom_ext.c: server: the ones the client sent */
+    /* The byte-aligned fields last, in one run with no padding between them. */
+    uint16_t raw_ciphers_len;           /* a vector<2..2^16-2> (RFC 8446 §4.1.2) */
     struct cert_comp_pref cert_comp;    /* cert_comp.c: from the context or SSL_set1_... */
     uint8_t cert_comp_client, cert_comp_server; /* the algorithm each side's Certificate used */
+    struct sbuf peer_groups; /* sigalgs.c: server: the client's supported_groups (wire form) */
 };
 
 /*
@@ -801,6 +821,9 @@ enum {
  * on (verified, or SSL_VERIFY_NONE), 0 with an alert and error otherwise.
  */
 QTLS_MUST_CHECK int cert_verify_peer_chain(SSL *c, STACK_OF(X509) *chain);
+/* Frees the verified chain; before peer_chain is replaced or freed, makes it stand alone. */
+void cert_verified_free(SSL *c);
+void cert_verified_detach(SSL *c);
 /* The X509_STORE_CTX ex_data index holding the SSL (SSL_get_ex_data_X509_STORE_CTX_idx). */
 int cert_store_ctx_ssl_idx(void);
 /*
@@ -1255,8 +1278,10 @@ void compat_free_bios(SSL *s);
  */
 QTLS_MUST_CHECK int sigalgs_parse_list(struct sigalg_list *dst, const char *str);
 QTLS_MUST_CHECK int sigalgs_from_nids(struct sigalg_list *dst, const int *nids, long count);
-long sigalgs_ctrl(struct sigalg_list *sigalgs, struct sigalg_list *client_sigalgs, int cmd,
-                  long larg, void *parg);
+long sigalgs_ctrl(struct sigalg_conf **conf, int cmd, long larg, void *parg);
+/* Another holder of conf (SSL_new), and the release of one (may be NULL). */
+struct sigalg_conf *sigalg_conf_ref(struct sigalg_conf *conf);
+void sigalg_conf_free(struct sigalg_conf *conf);
 long sigalgs_get_ctrl(SSL *s, int cmd, long larg, void *parg, int *handled);
 void sigalgs_sent(const SSL *c, const uint16_t **ids, size_t *n);
 /* Writes the list we send as a SignatureSchemeList. */
@@ -1275,15 +1300,15 @@ QTLS_MUST_CHECK int cipher_lists_keep_raw(SSL *c, struct rd suites);
 long cipher_lists_get_raw(const SSL *s, const unsigned char **out);
 
 /* Parses "A:B:C" into a suite list; 0 if nothing valid. */
-QTLS_MUST_CHECK int suites_parse_list(const char *str, const SSL_CIPHER **out, size_t *n);
+QTLS_MUST_CHECK int suites_parse_list(const char *str, struct suite_list *out);
 /* Parses "X25519:P-256" into a group list; 0 if any name is unknown. */
-QTLS_MUST_CHECK int groups_parse_list(const char *str, uint16_t *out, size_t *n);
+QTLS_MUST_CHECK int groups_parse_list(const char *str, uint16_t *out, uint8_t *n);
 /* Checks ALPN wire format (non-empty, no empty names). */
 QTLS_MUST_CHECK int alpn_list_valid(const uint8_t *p, size_t n);
 /* The group with this NID (NID_X25519, NID_X9_62_prime256v1, ...), NULL if qtls lacks it. */
 const struct group *group_by_nid(int nid);
 /* The same as groups_parse_list for NIDs (SSL_CTX_set1_groups). */
-QTLS_MUST_CHECK int groups_from_nids(const int *nids, size_t count, uint16_t *out, size_t *n);
+QTLS_MUST_CHECK int groups_from_nids(const int *nids, size_t count, uint16_t *out, uint8_t *n);
 /* A min/max protocol version bound OpenSSL's TLS_method accepts (0 = no bound). */
 int proto_version_valid(long v);
 /* Replaces *dst with a copy of the ALPN list (NULL/0 clears): 0 on success, 1 on failure. */

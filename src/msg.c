@@ -235,6 +235,7 @@ int msg_parse_certificate(SSL *c, struct rd body, int allow_empty)
             return 0;
         }
     }
+    cert_verified_detach(c);
     sk_X509_pop_free(c->peer_chain, X509_free);
     X509_free(c->peer_cert);
     c->peer_chain = chain;

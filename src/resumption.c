@@ -52,6 +52,7 @@ static int alpn_offered(const SSL *c, const uint8_t *name, size_t len)
 static int adopt_session_peer(SSL *c, SSL_SESSION *s)
 {
     c->verify_result = s->verify_result;
+    cert_verified_detach(c); /* peer_chain goes: a verified chain made of it stands alone */
     return sct_adopt_session(c, s) && session_conn_defer_peer(c, s);
 }
 
@@ -76,9 +77,9 @@ int psk_client_prepare(SSL *c)
         return 1;
     /* The PSK binds its hash: offer it only with a suite of that hash (§4.2.11). */
     int hash_ok = 0, suite_ok = 0;
-    for (size_t i = 0; i < c->n_suites; i++) {
-        hash_ok |= c->suites[i]->hash == s->cipher->hash;
-        suite_ok |= c->suites[i] == s->cipher;
+    for (size_t i = 0; i < c->suites.n; i++) {
+        hash_ok |= suite_at(&c->suites, i)->hash == s->cipher->hash;
+        suite_ok |= suite_at(&c->suites, i) == s->cipher;
     }
     if (!hash_ok || (hs->hrr_cipher != NULL && hs->hrr_cipher->hash != s->cipher->hash))
         return 1;

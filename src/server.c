@@ -170,10 +170,10 @@ static int choose_suite(SSL *c, struct rd suites)
     size_t best_rank = SIZE_MAX;
     uint16_t id;
     for (size_t client_rank = 0; rd_u16(&suites, &id); client_rank++) {
-        for (size_t i = 0; i < c->n_suites; i++) {
+        for (size_t i = 0; i < c->suites.n; i++) {
             size_t rank = server_pref ? i : client_rank;
-            if (c->suites[i]->tls_id == id && rank < best_rank) {
-                best = c->suites[i];
+            if (suite_at(&c->suites, i)->tls_id == id && rank < best_rank) {
+                best = suite_at(&c->suites, i);
                 best_rank = rank;
             }
         }

@@ -955,7 +955,7 @@ int SSL_set_session_id_context(SSL *ssl, const unsigned char *sid_ctx, unsigned 
     }
     if (sid_ctx_len > 0)
         memcpy(ssl->sid_ctx, sid_ctx, sid_ctx_len);
-    ssl->sid_ctx_len = sid_ctx_len;
+    ssl->sid_ctx_len = (uint8_t)sid_ctx_len;
     return 1;
 }
 

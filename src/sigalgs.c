@@ -134,20 +134,51 @@ int sigalgs_from_nids(struct sigalg_list *dst, const int *nids, long count)
     return list_commit(dst, &l, "SSL_set1_sigalgs");
 }
 
-/* The ctrls of <openssl/ssl.h>: SSL_CTX_set1_sigalgs_list and its seven siblings. */
-long sigalgs_ctrl(struct sigalg_list *sigalgs, struct sigalg_list *client_sigalgs, int cmd,
-                  long larg, void *parg)
+struct sigalg_conf *sigalg_conf_ref(struct sigalg_conf *conf)
 {
-    switch (cmd) {
-    case SSL_CTRL_SET_SIGALGS_LIST:
-        return sigalgs_parse_list(sigalgs, parg);
-    case SSL_CTRL_SET_CLIENT_SIGALGS_LIST:
-        return sigalgs_parse_list(client_sigalgs, parg);
-    case SSL_CTRL_SET_SIGALGS:
-        return sigalgs_from_nids(sigalgs, parg, larg);
-    default:
-        return sigalgs_from_nids(client_sigalgs, parg, larg);
+    if (conf != NULL)
+        __atomic_add_fetch(&conf->references, 1, __ATOMIC_RELAXED);
+    return conf;
+}
+
+void sigalg_conf_free(struct sigalg_conf *conf)
+{
+    if (conf != NULL && __atomic_sub_fetch(&conf->references, 1, __ATOMIC_ACQ_REL) == 0)
+        OPENSSL_free(conf);
+}
+
+/* The ctrls of <openssl/ssl.h>: SSL_CTX_set1_sigalgs_list and its seven siblings. */
+long sigalgs_ctrl(struct sigalg_conf **conf, int cmd, long larg, void *parg)
+{
+    struct sigalg_list l;
+    int client = cmd == SSL_CTRL_SET_CLIENT_SIGALGS_LIST || cmd == SSL_CTRL_SET_CLIENT_SIGALGS;
+    int ok = cmd == SSL_CTRL_SET_SIGALGS_LIST || cmd == SSL_CTRL_SET_CLIENT_SIGALGS_LIST
+                 ? sigalgs_parse_list(&l, parg)
+                 : sigalgs_from_nids(&l, parg, larg);
+    if (!ok)
+        return 0;
+    /* A new copy, never a change in place: others may hold the old one (copy-on-write). */
+    struct sigalg_conf *n = OPENSSL_zalloc(sizeof(*n));
+    if (n == NULL) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+        return 0;
     }
+    if (*conf != NULL)
+        *n = **conf;
+    n->references = 1;
+    *(client ? &n->client_sigalgs : &n->sigalgs) = l;
+    sigalg_conf_free(*conf);
+    *conf = n;
+    return 1;
+}
+
+static const struct sigalg_list no_list;
+
+/* The connection's configured lists (empty: the default). */
+static const struct sigalg_list *own_list(const SSL *c, int client)
+{
+    const struct sigalg_conf *k = c->sigalg_conf;
+    return k == NULL ? &no_list : client ? &k->client_sigalgs : &k->sigalgs;
 }
 
 /* ------------------------------------------------------------------ */
@@ -167,10 +198,7 @@ static void list_or_default(const struct sigalg_list *l, const uint16_t **ids, s
 
 void sigalgs_sent(const SSL *c, const uint16_t **ids, size_t *n)
 {
-    if (c->server && c->client_sigalgs.n > 0)
-        list_or_default(&c->client_sigalgs, ids, n);
-    else
-        list_or_default(&c->sigalgs, ids, n);
+    list_or_default(own_list(c, c->server && own_list(c, 1)->n > 0), ids, n);
 }
 
 static int in_list(const uint16_t *ids, size_t n, uint16_t id)
@@ -193,10 +221,7 @@ int sigalgs_we_sign_with(const SSL *c, uint16_t id)
 {
     const uint16_t *ids;
     size_t n;
-    if (!c->server && c->client_sigalgs.n > 0)
-        list_or_default(&c->client_sigalgs, &ids, &n);
-    else
-        list_or_default(&c->sigalgs, &ids, &n);
+    list_or_default(own_list(c, !c->server && own_list(c, 1)->n > 0), &ids, &n);
     return in_list(ids, n, id);
 }
 

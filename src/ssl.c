@@ -11,6 +11,36 @@
 /* Lifetime                                                            */
 /* ------------------------------------------------------------------ */
 
+/*
+ * A client usually names its server twice, SSL_set_tlsext_host_name and SSL_set1_host, with the
+ * same string: then verify_host is the hostname's pointer, held once. These two replace either
+ * one (NULL frees it) keeping that sharing right: a string is freed only when neither holds it.
+ */
+static void set_verify_host(SSL *s, char *name)
+{
+    if (s->verify_host != s->hostname)
+        OPENSSL_free(s->verify_host);
+    s->verify_host = name;
+}
+
+static void set_hostname_string(SSL *s, char *name)
+{
+    if (s->hostname != s->verify_host)
+        OPENSSL_free(s->hostname);
+    s->hostname = name;
+}
+
+/* The string to hold for `name` when `other` already holds an equal one: that one, else a copy. */
+static char *shared_copy(const char *name, char *other)
+{
+    if (other != NULL && strcmp(other, name) == 0)
+        return other;
+    char *copy = OPENSSL_strdup(name);
+    if (copy == NULL)
+        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+    return copy;
+}
+
 /* What SSL_new inherits: later changes to the context do not reach the connection. */
 static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
 {
@@ -20,8 +50,7 @@ static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
     c->min_version = ctx->min_version;
     c->max_version = ctx->max_version;
     c->quic_method = ctx->quic_method;
-    memcpy(c->suites, ctx->suites, sizeof(c->suites));
-    c->n_suites = ctx->n_suites;
+    c->suites = ctx->suites;
     memcpy(c->groups, ctx->groups, sizeof(c->groups));
     c->n_groups = ctx->n_groups;
     c->verify_mode = ctx->verify_mode;
@@ -32,7 +61,7 @@ static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
     c->allow_early_data_cb = ctx->allow_early_data_cb;
     c->allow_early_data_arg = ctx->allow_early_data_arg;
     memcpy(c->sid_ctx, ctx->sid_ctx, sizeof(c->sid_ctx));
-    c->sid_ctx_len = ctx->sid_ctx_len;
+    c->sid_ctx_len = (uint8_t)ctx->sid_ctx_len; /* both at most SSL_MAX_SID_CTX_LENGTH */
     c->status_type = ctx->status_type;
     c->passwd_cb = ctx->passwd_cb;
     c->passwd_arg = ctx->passwd_arg;
@@ -47,8 +76,7 @@ static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
         k->msg_callback_arg = ctx->msg_callback_arg;
         k->post_handshake_auth = ctx->post_handshake_auth;
     }
-    c->sigalgs = ctx->sigalgs;
-    c->client_sigalgs = ctx->client_sigalgs;
+    c->sigalg_conf = sigalg_conf_ref(ctx->sigalg_conf);
     c->sec = ctx->sec;
     /* c->param is made on first use (own_param): most connections only ever name a host. */
     return alpn_replace(&c->alpn, &c->alpn_len, ctx->alpn, ctx->alpn_len) == 0;
@@ -119,19 +147,20 @@ void SSL_free(SSL *s)
     sk_X509_pop_free(s->peer_chain, X509_free);
     sk_X509_pop_free(s->peer_chain_noleaf, X509_free);
     SSL_SESSION_free(s->peer_session);
+    set_verify_host(s, NULL);
     OPENSSL_free(s->hostname);
     OPENSSL_free(s->alpn);
     sbuf_free(&s->alpn_selected);
     sbuf_free(&s->peer_groups);
     sct_free(NULL, s);
     X509_VERIFY_PARAM_free(s->param);
-    OPENSSL_free(s->verify_host);
     if (s->certs != NULL)
         certset_free(s->certs);
     OPENSSL_free(s->certs);
     ca_list_free(NULL, s);
-    sk_X509_pop_free(s->verified_chain, X509_free);
+    cert_verified_free(s);
     OPENSSL_free(s->raw_ciphers);
+    sigalg_conf_free(s->sigalg_conf);
     if (s->cold != NULL) {
         OPENSSL_free(s->cold->ocsp_resp);
         dh_params_free(&s->cold->dh);
@@ -312,8 +341,7 @@ static X509_VERIFY_PARAM *own_param(SSL *s)
         ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
         return NULL;
     }
-    OPENSSL_free(s->verify_host);
-    s->verify_host = NULL;
+    set_verify_host(s, NULL);
     s->param = p;
     return p;
 }
@@ -368,7 +396,7 @@ SSL_CTX *SSL_set_SSL_CTX(SSL *s, SSL_CTX *ctx)
     if (s->sid_ctx_len == s->ctx->sid_ctx_len &&
         memcmp(s->sid_ctx, s->ctx->sid_ctx, s->sid_ctx_len) == 0) {
         memcpy(s->sid_ctx, ctx->sid_ctx, sizeof(s->sid_ctx));
-        s->sid_ctx_len = ctx->sid_ctx_len;
+        s->sid_ctx_len = (uint8_t)ctx->sid_ctx_len;
     }
     SSL_CTX_up_ref(ctx);
     SSL_CTX_free(s->ctx);
@@ -388,7 +416,7 @@ uint64_t SSL_get_options(const SSL *s) { return s->options; }
 
 int SSL_set_ciphersuites(SSL *s, const char *str)
 {
-    return suites_parse_list(str, s->suites, &s->n_suites);
+    return suites_parse_list(str, &s->suites);
 }
 
 /* TLS 1.2-and-below list: unused by QUIC, accepted and ignored (see SSL_CTX_set_cipher_list). */
@@ -453,13 +481,10 @@ static int plain_host_name(const char *name)
 int SSL_set1_host(SSL *s, const char *hostname)
 {
     if (s->param == NULL && hostname != NULL && plain_host_name(hostname)) {
-        char *copy = OPENSSL_strdup(hostname);
-        if (copy == NULL) {
-            ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+        char *copy = shared_copy(hostname, s->hostname);
+        if (copy == NULL)
             return 0;
-        }
-        OPENSSL_free(s->verify_host);
-        s->verify_host = copy;
+        set_verify_host(s, copy);
         return 1;
     }
     X509_VERIFY_PARAM *param = own_param(s);
@@ -567,8 +592,6 @@ STACK_OF(X509) *SSL_get_peer_cert_chain(const SSL *s)
     return v;
 }
 
-/* The chain X509_verify_cert built (cert.c), trust anchor included; NULL before or without one. */
-STACK_OF(X509) *SSL_get0_verified_chain(const SSL *s) { return s->verified_chain; }
 
 /* ------------------------------------------------------------------ */
 /* SNI and ALPN                                                        */
@@ -599,13 +622,10 @@ static long set_hostname(SSL *s, long type, const char *name)
             ERR_raise(ERR_LIB_SSL, SSL_R_SSL3_EXT_INVALID_SERVERNAME);
             return 0;
         }
-        if ((copy = OPENSSL_strdup(name)) == NULL) {
-            ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
+        if ((copy = shared_copy(name, s->verify_host)) == NULL)
             return 0;
-        }
     }
-    OPENSSL_free(s->hostname);
-    s->hostname = copy;
+    set_hostname_string(s, copy);
     return 1;
 }
 
@@ -770,7 +790,7 @@ long SSL_ctrl(SSL *s, int cmd, long larg, void *parg)
     case SSL_CTRL_SET_CLIENT_SIGALGS_LIST:
     case SSL_CTRL_SET_SIGALGS:
     case SSL_CTRL_SET_CLIENT_SIGALGS:
-        return sigalgs_ctrl(&s->sigalgs, &s->client_sigalgs, cmd, larg, parg);
+        return sigalgs_ctrl(&s->sigalg_conf, cmd, larg, parg);
     default: {
         int handled;
         long r = sigalgs_get_ctrl(s, cmd, larg, parg, &handled);

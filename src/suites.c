@@ -54,27 +54,25 @@ const SSL_CIPHER *suite_by_name(const char *name, size_t len)
  * nothing a QUIC handshake could use, so it fails too (OpenSSL would accept
  * it and fail at handshake time). Duplicates are dropped.
  */
-int suites_parse_list(const char *str, const SSL_CIPHER **out, size_t *n)
+int suites_parse_list(const char *str, struct suite_list *out)
 {
-    const SSL_CIPHER *list[QTLS_NUM_SUITES];
-    size_t count = 0;
+    struct suite_list l = {{0}, 0};
     for (const char *p = str; p != NULL && *p != '\0';) {
         const char *end = strchr(p, ':');
         size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
         const SSL_CIPHER *s = suite_by_name(p, len);
         int seen = 0;
-        for (size_t i = 0; i < count; i++)
-            seen |= list[i] == s;
+        for (size_t i = 0; i < l.n; i++)
+            seen |= suite_at(&l, i) == s;
         if (s != NULL && !seen)
-            list[count++] = s;
+            l.idx[l.n++] = (uint8_t)(s - qtls_suites);
         p = end != NULL ? end + 1 : p + len;
     }
-    if (count == 0) {
+    if (l.n == 0) {
         ERR_raise(ERR_LIB_SSL, SSL_R_NO_CIPHER_MATCH);
         return 0;
     }
-    memcpy(out, list, count * sizeof(list[0]));
-    *n = count;
+    *out = l;
     return 1;
 }
 
@@ -163,19 +161,19 @@ static int group_append(uint16_t *list, size_t *count, uint16_t id)
     return 1;
 }
 
-static int groups_commit(const uint16_t *list, size_t count, uint16_t *out, size_t *n)
+static int groups_commit(const uint16_t *list, size_t count, uint16_t *out, uint8_t *n)
 {
     if (count == 0) {
         ERR_raise(ERR_LIB_SSL, QTLS_R_UNSUPPORTED_GROUP);
         return 0;
     }
     memcpy(out, list, count * sizeof(list[0]));
-    *n = count;
+    *n = (uint8_t)count; /* at most QTLS_MAX_GROUPS */
     return 1;
 }
 
 /* Unlike suite lists, an unknown or empty name fails the whole list, as in OpenSSL. */
-int groups_parse_list(const char *str, uint16_t *out, size_t *n)
+int groups_parse_list(const char *str, uint16_t *out, uint8_t *n)
 {
     uint16_t list[QTLS_MAX_GROUPS];
     size_t count = 0;
@@ -201,7 +199,7 @@ int groups_parse_list(const char *str, uint16_t *out, size_t *n)
     return groups_commit(list, count, out, n);
 }
 
-int groups_from_nids(const int *nids, size_t count, uint16_t *out, size_t *n)
+int groups_from_nids(const int *nids, size_t count, uint16_t *out, uint8_t *n)
 {
     uint16_t list[QTLS_MAX_GROUPS];
     size_t got = 0;

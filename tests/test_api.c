@@ -61,10 +61,11 @@ static void fresh_ctx_reports_openssl_defaults(void **state)
     assert_non_null(SSL_CTX_get0_param(ctx));
     assert_ptr_equal(SSL_CTX_get_ssl_method(ctx), TLS_method());
     /* Default suites: GCM and ChaCha20, no CCM; X25519 first among the groups. */
-    assert_int_equal(ctx->n_suites, 3);
-    assert_int_equal(SSL_CIPHER_get_id(ctx->suites[0]), TLS1_3_CK_AES_128_GCM_SHA256);
-    assert_int_equal(SSL_CIPHER_get_id(ctx->suites[1]), TLS1_3_CK_AES_256_GCM_SHA384);
-    assert_int_equal(SSL_CIPHER_get_id(ctx->suites[2]), TLS1_3_CK_CHACHA20_POLY1305_SHA256);
+    assert_int_equal(ctx->suites.n, 3);
+    assert_int_equal(SSL_CIPHER_get_id(suite_at(&ctx->suites, 0)), TLS1_3_CK_AES_128_GCM_SHA256);
+    assert_int_equal(SSL_CIPHER_get_id(suite_at(&ctx->suites, 1)), TLS1_3_CK_AES_256_GCM_SHA384);
+    assert_int_equal(SSL_CIPHER_get_id(suite_at(&ctx->suites, 2)),
+                     TLS1_3_CK_CHACHA20_POLY1305_SHA256);
     assert_int_equal(ctx->n_groups, 4);
     assert_int_equal(ctx->groups[0], 0x001d);
     assert_int_equal(ctx->groups[1], 0x0017);
@@ -376,6 +377,50 @@ static void verify_params_are_made_on_first_use(void **state)
     SSL_CTX_free(ctx);
 }
 
+/*
+ * The name a client sends (SNI) and the one it verifies are usually the same string: held once,
+ * and each still changes alone, in either order, without the other noticing.
+ */
+static void sni_and_verify_host_share_one_string(void **state)
+{
+    SSL_CTX *ctx = new_ctx();
+    SSL *s = SSL_new(ctx);
+    assert_int_equal(SSL_set_tlsext_host_name(s, "server.example"), 1);
+    assert_int_equal(SSL_set1_host(s, "server.example"), 1);
+    assert_ptr_equal(s->verify_host, s->hostname); /* one copy */
+    assert_int_equal(SSL_set_tlsext_host_name(s, "other.example"), 1);
+    assert_string_equal(SSL_get_servername(s, TLSEXT_NAMETYPE_host_name), "other.example");
+    assert_string_equal(s->verify_host, "server.example");
+    assert_int_equal(SSL_set_tlsext_host_name(s, "server.example"), 1); /* shared again */
+    assert_ptr_equal(s->verify_host, s->hostname);
+    assert_int_equal(SSL_set1_host(s, "third.example"), 1);
+    assert_string_equal(SSL_get_servername(s, TLSEXT_NAMETYPE_host_name), "server.example");
+    assert_string_equal(s->verify_host, "third.example");
+    SSL_free(s);
+
+    /* The other order; then the parameters take the name and the SNI stays. */
+    s = SSL_new(ctx);
+    assert_int_equal(SSL_set1_host(s, "server.example"), 1);
+    assert_int_equal(SSL_set_tlsext_host_name(s, "server.example"), 1);
+    assert_ptr_equal(s->verify_host, s->hostname);
+    X509_VERIFY_PARAM *p = SSL_get0_param(s);
+    assert_non_null(p);
+    assert_null(s->verify_host);
+    assert_string_equal(X509_VERIFY_PARAM_get0_host(p, 0), "server.example");
+    assert_string_equal(SSL_get_servername(s, TLSEXT_NAMETYPE_host_name), "server.example");
+    SSL_free(s);
+
+    /* Clearing the SNI leaves the verified name. */
+    s = SSL_new(ctx);
+    assert_int_equal(SSL_set_tlsext_host_name(s, "server.example"), 1);
+    assert_int_equal(SSL_set1_host(s, "server.example"), 1);
+    assert_int_equal(SSL_set_tlsext_host_name(s, NULL), 1);
+    assert_null(SSL_get_servername(s, TLSEXT_NAMETYPE_host_name));
+    assert_string_equal(s->verify_host, "server.example");
+    SSL_free(s);
+    SSL_CTX_free(ctx);
+}
+
 static void cert_store_ownership_and_loading(void **state)
 {
     SSL_CTX *ctx = new_ctx();
@@ -451,9 +496,9 @@ static void suite_lists(void **state)
     const char *list = "TLS_AES_256_GCM_SHA384:TLS_AES_128_CCM_8_SHA256:junk:"
                        "TLS_AES_128_CCM_SHA256:TLS_AES_256_GCM_SHA384::";
     assert_int_equal(SSL_CTX_set_ciphersuites(ctx, list), 1);
-    assert_int_equal(ctx->n_suites, 2);
-    assert_int_equal(ctx->suites[0]->tls_id, 0x1302);
-    assert_int_equal(ctx->suites[1]->tls_id, 0x1304);
+    assert_int_equal(ctx->suites.n, 2);
+    assert_int_equal(suite_at(&ctx->suites, 0)->tls_id, 0x1302);
+    assert_int_equal(suite_at(&ctx->suites, 1)->tls_id, 0x1304);
     /* Nothing valid: fails with no_cipher_match and leaves the list alone. */
     assert_int_equal(SSL_CTX_set_ciphersuites(ctx, "garbage:more-garbage"), 0);
     assert_true(queue_has(ERR_LIB_SSL, SSL_R_NO_CIPHER_MATCH));
@@ -463,19 +508,19 @@ static void suite_lists(void **state)
     assert_true(queue_has(ERR_LIB_SSL, SSL_R_NO_CIPHER_MATCH));
     assert_int_equal(SSL_CTX_set_ciphersuites(ctx, ""), 0);
     assert_true(queue_has(ERR_LIB_SSL, SSL_R_NO_CIPHER_MATCH));
-    assert_int_equal(ctx->n_suites, 2);
+    assert_int_equal(ctx->suites.n, 2);
     /* The TLS 1.2 list is irrelevant to QUIC and accepted as is. */
     assert_int_equal(SSL_CTX_set_cipher_list(ctx, "ECDHE-RSA-AES128-GCM-SHA256"), 1);
 
     SSL *s = SSL_new(ctx);
-    assert_int_equal(s->n_suites, 2);
+    assert_int_equal(s->suites.n, 2);
     assert_int_equal(SSL_set_ciphersuites(s, "TLS_CHACHA20_POLY1305_SHA256"), 1);
-    assert_int_equal(s->n_suites, 1);
-    assert_int_equal(s->suites[0]->tls_id, 0x1303);
-    assert_int_equal(ctx->n_suites, 2);
+    assert_int_equal(s->suites.n, 1);
+    assert_int_equal(suite_at(&s->suites, 0)->tls_id, 0x1303);
+    assert_int_equal(ctx->suites.n, 2);
     assert_int_equal(SSL_set_ciphersuites(s, "nope"), 0);
     assert_true(queue_has(ERR_LIB_SSL, SSL_R_NO_CIPHER_MATCH));
-    assert_int_equal(s->n_suites, 1);
+    assert_int_equal(s->suites.n, 1);
     SSL_free(s);
     SSL_CTX_free(ctx);
 }
@@ -967,6 +1012,7 @@ int main(void)
         cmocka_unit_test_setup(servername_callback_and_arg_are_stored, clear_errors),
         cmocka_unit_test_setup(verify_settings_are_inherited, clear_errors),
         cmocka_unit_test_setup(verify_params_are_made_on_first_use, clear_errors),
+        cmocka_unit_test_setup(sni_and_verify_host_share_one_string, clear_errors),
         cmocka_unit_test_setup(cert_store_ownership_and_loading, clear_errors),
         cmocka_unit_test_setup(cipher_getters_match_openssl, clear_errors),
         cmocka_unit_test_setup(suite_lists, clear_errors),

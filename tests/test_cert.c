@@ -409,6 +409,54 @@ static void good_chain_verifies(void **state)
     assert_int_equal(o.result, X509_V_OK);
 }
 
+/*
+ * The verified chain of the peer's own chain plus one anchor is kept as a count and the anchor;
+ * SSL_get0_verified_chain makes the stack of the very same certificates, once, and it stands
+ * alone once peer_chain goes. A chain that is not the peer's is kept as built.
+ */
+static void verified_chain_is_made_from_the_peer_chain(void **state)
+{
+    SSL_CTX *ctx = trusting_ctx("ca.pem");
+    SSL *c = client(ctx, SSL_VERIFY_PEER, "server.example");
+    c->peer_chain = read_certs("ecdsa256-inter-chain.pem"); /* leaf, intermediate */
+    assert_int_equal(cert_verify_peer_chain(c, c->peer_chain), 1);
+    assert_null(c->verified_chain);
+    assert_int_equal(c->verified_prefix, 2);
+    assert_non_null(c->verified_anchor);
+    STACK_OF(X509) *v = SSL_get0_verified_chain(c);
+    assert_non_null(v);
+    assert_int_equal(sk_X509_num(v), 3);
+    assert_ptr_equal(sk_X509_value(v, 0), sk_X509_value(c->peer_chain, 0));
+    assert_ptr_equal(sk_X509_value(v, 1), sk_X509_value(c->peer_chain, 1));
+    STACK_OF(X509) *ca = read_certs("ca.pem");
+    assert_int_equal(X509_cmp(sk_X509_value(v, 2), sk_X509_value(ca, 0)), 0);
+    sk_X509_pop_free(ca, X509_free);
+    assert_ptr_equal(SSL_get0_verified_chain(c), v);
+    assert_null(c->verified_anchor);
+
+    /* Compact again, then the peer chain is replaced: the verified one stays whole. */
+    assert_int_equal(cert_verify_peer_chain(c, c->peer_chain), 1);
+    assert_null(c->verified_chain);
+    X509 *leaf = sk_X509_value(c->peer_chain, 0);
+    X509_up_ref(leaf);
+    cert_verified_detach(c);
+    sk_X509_pop_free(c->peer_chain, X509_free);
+    c->peer_chain = NULL;
+    v = SSL_get0_verified_chain(c);
+    assert_int_equal(sk_X509_num(v), 3);
+    assert_ptr_equal(sk_X509_value(v, 0), leaf);
+    X509_free(leaf);
+
+    /* Not the peer's chain (a re-verification's): kept as X509_verify_cert built it. */
+    STACK_OF(X509) *chain = read_certs("ecdsa256-inter-chain.pem");
+    assert_int_equal(cert_verify_peer_chain(c, chain), 1);
+    assert_non_null(c->verified_chain);
+    assert_int_equal(sk_X509_num(SSL_get0_verified_chain(c)), 3);
+    sk_X509_pop_free(chain, X509_free);
+    SSL_free(c);
+    SSL_CTX_free(ctx);
+}
+
 static void wrong_host_fails_under_verify_peer(void **state)
 {
     struct outcome o =
@@ -595,6 +643,7 @@ int main(void)
         cmocka_unit_test_setup(scheme_skips_unknown_legacy_and_wrong_curve, clear_errors),
         cmocka_unit_test_setup(scheme_skips_pss_too_big_for_small_rsa, clear_errors),
         cmocka_unit_test_setup(good_chain_verifies, clear_errors),
+        cmocka_unit_test_setup(verified_chain_is_made_from_the_peer_chain, clear_errors),
         cmocka_unit_test_setup(wrong_host_fails_under_verify_peer, clear_errors),
         cmocka_unit_test_setup(wrong_host_is_recorded_under_verify_none, clear_errors),
         cmocka_unit_test_setup(untrusted_ca_is_unknown_ca, clear_errors),

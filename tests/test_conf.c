@@ -165,14 +165,14 @@ static void values_reach_the_context(void **state)
     SSL_CONF_CTX_set_flags(cctx, F | SRV);
     SSL_CONF_CTX_set_ssl_ctx(cctx, ctx);
     assert_int_equal(SSL_CONF_cmd(cctx, "Ciphersuites", "TLS_AES_256_GCM_SHA384"), 2);
-    assert_int_equal(ctx->n_suites, 1);
-    assert_int_equal(ctx->suites[0]->tls_id, 0x1302);
+    assert_int_equal(ctx->suites.n, 1);
+    assert_int_equal(suite_at(&ctx->suites, 0)->tls_id, 0x1302);
     assert_int_equal(SSL_CONF_cmd(cctx, "Groups", "P-384:X25519"), 2);
     assert_int_equal(ctx->n_groups, 2);
     assert_int_equal(ctx->groups[0], 0x0018);
     assert_int_equal(SSL_CONF_cmd(cctx, "SignatureAlgorithms", "ed25519:ECDSA+SHA256"), 2);
-    assert_int_equal(ctx->sigalgs.n, 2);
-    assert_int_equal(ctx->sigalgs.ids[0], 0x0807);
+    assert_int_equal(ctx->sigalg_conf->sigalgs.n, 2);
+    assert_int_equal(ctx->sigalg_conf->sigalgs.ids[0], 0x0807);
     assert_int_equal(SSL_CONF_cmd(cctx, "NumTickets", "5"), 2);
     assert_int_equal(SSL_CTX_get_num_tickets(ctx), 5);
     SSL_CONF_CTX_free(cctx);

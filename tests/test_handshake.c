@@ -93,6 +93,7 @@ static void full_handshake_delivers_equal_secrets_alpn_and_params(void **state)
     assert_memory_equal(alpn, "h3", 2);
     SSL_get0_alpn_selected(f->p.server.ssl, &alpn, &alpn_len);
     assert_int_equal(alpn_len, 2);
+    assert_null(f->p.client.ssl->alpn); /* the offer is not kept past the handshake */
 
     const uint8_t *tp;
     size_t tp_len;

@@ -69,18 +69,18 @@ static void lists_parse_as_openssl(void **state)
     struct fixture *f = *state;
     SSL_CTX *ctx = f->cctx;
     assert_int_equal(SSL_CTX_set1_sigalgs_list(ctx, "ECDSA+SHA256:rsa_pss_rsae_sha256:ed25519"), 1);
-    assert_int_equal(ctx->sigalgs.n, 3);
-    assert_int_equal(ctx->sigalgs.ids[0], 0x0403);
-    assert_int_equal(ctx->sigalgs.ids[1], 0x0804);
-    assert_int_equal(ctx->sigalgs.ids[2], 0x0807);
+    assert_int_equal(ctx->sigalg_conf->sigalgs.n, 3);
+    assert_int_equal(ctx->sigalg_conf->sigalgs.ids[0], 0x0403);
+    assert_int_equal(ctx->sigalg_conf->sigalgs.ids[1], 0x0804);
+    assert_int_equal(ctx->sigalg_conf->sigalgs.ids[2], 0x0807);
     assert_int_equal(SSL_CTX_set1_sigalgs_list(ctx, "RSA-PSS+SHA384:PSS+SHA512:RSA+SHA256"), 1);
-    assert_int_equal(ctx->sigalgs.ids[0], 0x0805);
-    assert_int_equal(ctx->sigalgs.ids[1], 0x0806);
-    assert_int_equal(ctx->sigalgs.ids[2], 0x0401); /* kept: it may sign certificates */
+    assert_int_equal(ctx->sigalg_conf->sigalgs.ids[0], 0x0805);
+    assert_int_equal(ctx->sigalg_conf->sigalgs.ids[1], 0x0806);
+    assert_int_equal(ctx->sigalg_conf->sigalgs.ids[2], 0x0401); /* kept: it may sign certificates */
     /* a failed call leaves the list as it was */
     assert_int_equal(SSL_CTX_set1_sigalgs_list(ctx, "ECDSA+SHA256:bogus"), 0);
     assert_error(SSL_R_BAD_VALUE, "bogus");
-    assert_int_equal(ctx->sigalgs.n, 3);
+    assert_int_equal(ctx->sigalg_conf->sigalgs.n, 3);
     assert_int_equal(SSL_CTX_set1_sigalgs_list(ctx, "ed25519:ed25519"), 0);
     assert_error(SSL_R_BAD_VALUE, "duplicate");
     assert_int_equal(SSL_CTX_set1_sigalgs_list(ctx, ""), 0);
@@ -92,10 +92,10 @@ static void lists_parse_as_openssl(void **state)
     static const int nids[] = {NID_sha384, EVP_PKEY_EC, NID_sha256, EVP_PKEY_RSA_PSS,
                                NID_undef, EVP_PKEY_ED25519};
     assert_int_equal(SSL_CTX_set1_client_sigalgs(ctx, nids, 6), 1);
-    assert_int_equal(ctx->client_sigalgs.n, 3);
-    assert_int_equal(ctx->client_sigalgs.ids[0], 0x0503);
-    assert_int_equal(ctx->client_sigalgs.ids[1], 0x0804);
-    assert_int_equal(ctx->client_sigalgs.ids[2], 0x0807);
+    assert_int_equal(ctx->sigalg_conf->client_sigalgs.n, 3);
+    assert_int_equal(ctx->sigalg_conf->client_sigalgs.ids[0], 0x0503);
+    assert_int_equal(ctx->sigalg_conf->client_sigalgs.ids[1], 0x0804);
+    assert_int_equal(ctx->sigalg_conf->client_sigalgs.ids[2], 0x0807);
     assert_int_equal(SSL_CTX_set1_sigalgs(ctx, nids, 5), 0);
     assert_error(ERR_GET_REASON(ERR_R_PASSED_INVALID_ARGUMENT), NULL);
     static const int md5[] = {NID_md5, EVP_PKEY_RSA};
@@ -103,14 +103,43 @@ static void lists_parse_as_openssl(void **state)
     assert_error(SSL_R_BAD_VALUE, NULL);
     /* SSL_new copies; the SSL_ forms change the connection only */
     SSL *s = SSL_new(ctx);
-    assert_int_equal(s->client_sigalgs.n, 3);
+    assert_int_equal(s->sigalg_conf->client_sigalgs.n, 3);
     assert_int_equal(SSL_set1_sigalgs_list(s, "ed25519"), 1);
     assert_int_equal(SSL_set1_client_sigalgs_list(s, "ecdsa_secp256r1_sha256"), 1);
-    assert_int_equal(s->sigalgs.n, 1);
-    assert_int_equal(ctx->sigalgs.n, 3);
+    assert_int_equal(s->sigalg_conf->sigalgs.n, 1);
+    assert_int_equal(ctx->sigalg_conf->sigalgs.n, 3);
     assert_int_equal(SSL_set1_sigalgs(s, nids, 2), 1);
-    assert_int_equal(s->sigalgs.ids[0], 0x0503);
+    assert_int_equal(s->sigalg_conf->sigalgs.ids[0], 0x0503);
     SSL_free(s);
+}
+
+/* SSL_new shares its context's lists, yet a later change on either side stays on that side. */
+static void lists_set_after_ssl_new_stay_apart(void **state)
+{
+    struct fixture *f = *state;
+    SSL_CTX *ctx = f->cctx;
+    SSL *plain = SSL_new(ctx);
+    assert_null(plain->sigalg_conf); /* none set: no copy held */
+    assert_int_equal(SSL_CTX_set1_sigalgs_list(ctx, "ed25519:ecdsa_secp256r1_sha256"), 1);
+    assert_null(plain->sigalg_conf); /* the context's change does not reach it, as OpenSSL */
+    SSL *s = SSL_new(ctx);
+    assert_ptr_equal(s->sigalg_conf, ctx->sigalg_conf);
+    assert_int_equal(SSL_CTX_set1_client_sigalgs_list(ctx, "ecdsa_secp384r1_sha384"), 1);
+    assert_int_equal(SSL_CTX_set1_sigalgs_list(ctx, "rsa_pss_rsae_sha256"), 1);
+    assert_int_equal(s->sigalg_conf->sigalgs.n, 2);
+    assert_int_equal(s->sigalg_conf->sigalgs.ids[0], 0x0807);
+    assert_int_equal(s->sigalg_conf->client_sigalgs.n, 0);
+    assert_int_equal(ctx->sigalg_conf->client_sigalgs.ids[0], 0x0503);
+    SSL *t = SSL_new(ctx);
+    assert_int_equal(SSL_set1_client_sigalgs_list(t, "ed25519"), 1);
+    assert_int_equal(t->sigalg_conf->sigalgs.ids[0], 0x0804); /* the other list kept */
+    assert_int_equal(ctx->sigalg_conf->client_sigalgs.ids[0], 0x0503);
+    SSL_CTX_free(ctx); /* the connections keep it and their lists */
+    f->cctx = NULL;
+    assert_int_equal(s->sigalg_conf->sigalgs.ids[1], 0x0403);
+    SSL_free(plain);
+    SSL_free(s);
+    SSL_free(t);
 }
 
 /* The signature_algorithms extension of a handshake message (ClientHello or CertificateRequest). */
@@ -295,6 +324,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
         T(lists_parse_as_openssl),
+        T(lists_set_after_ssl_new_stay_apart),
         T(client_hello_offers_the_configured_list),
         T(nothing_shared_fails_the_handshake),
         T(server_list_limits_what_it_signs_with),
