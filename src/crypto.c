@@ -12,7 +12,9 @@
 
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
+#include <openssl/provider.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 
 static struct {
     CRYPTO_ONCE once;
@@ -21,6 +23,7 @@ static struct {
     EVP_CIPHER *gcm; /* AES-256-GCM: qtls's own session tickets */
     EVP_MAC *hmac;   /* the EVP_MAC_CTX handed to the application's ticket key callback */
     uint8_t empty_hash[QTLS_HASH_COUNT][EVP_MAX_MD_SIZE]; /* Hash(""), a constant (§7.1) */
+    int direct[QTLS_HASH_COUNT]; /* hash with SHA256_Init & co., not EVP: see hash_begin */
     CRYPTO_RWLOCK *pool_lock;                             /* guards kex_pools (below) */
 } g = {.once = CRYPTO_ONCE_STATIC_INIT};
 
@@ -65,12 +68,33 @@ static EVP_PKEY *fuzzing_kex_key(const struct group *grp)
 }
 #endif
 
+/*
+ * Hashing straight through SHA256_Init/SHA384_Init & co. instead of an
+ * EVP_MD_CTX: in OpenSSL 3.0 every EVP_DigestInit_ex and EVP_MD_CTX_copy_ex
+ * allocates a new provider context, which cost the handshake about 85 of its
+ * allocations (25 HMACs, the transcript's reads; bench/README.md). Only when
+ * the fetched digest is the default provider's, whose SHA-2 is these very
+ * functions; a FIPS or any other provider keeps the EVP path, and so does a
+ * libcrypto built without the 3.0 deprecated API.
+ */
+static int direct_hash_allowed(const EVP_MD *md)
+{
+#ifdef OPENSSL_NO_DEPRECATED_3_0
+    (void)md;
+    return 0;
+#else
+    const OSSL_PROVIDER *prov = EVP_MD_get0_provider(md);
+    return prov != NULL && strcmp(OSSL_PROVIDER_get0_name(prov), "default") == 0;
+#endif
+}
+
 static void fetch_all(void)
 {
     for (int h = 0; h < QTLS_HASH_COUNT; h++) {
         g.md[h] = EVP_MD_fetch(NULL, md_names[h], NULL);
         if (g.md[h] == NULL || !EVP_Digest(NULL, 0, g.empty_hash[h], NULL, g.md[h], NULL))
             return;
+        g.direct[h] = direct_hash_allowed(g.md[h]);
     }
     g.gcm = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
     g.hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
@@ -129,40 +153,101 @@ int crypto_digest(enum qtls_hash h, const uint8_t *data, size_t len, uint8_t *ou
     return 1;
 }
 
+/* ---- running hashes: HMAC's and the transcript's (keysched.c) ---- */
+
+struct crypto_hash {
+    enum qtls_hash h;
+    EVP_MD_CTX *md;      /* the EVP path; NULL when direct */
+    EVP_MD_CTX *scratch; /* the EVP path's copy for reads, kept for the next one */
+#ifndef OPENSSL_NO_DEPRECATED_3_0
+    union {
+        SHA256_CTX s256;
+        SHA512_CTX s512; /* SHA-384 runs on SHA-512's state */
+    } st;
+#endif
+};
+
+/* Starts (or restarts) c as hash h; c->md, if set, is reused. */
+static int hash_begin(struct crypto_hash *c, enum qtls_hash h)
+{
+    c->h = h;
+#ifndef OPENSSL_NO_DEPRECATED_3_0
+    if (g.direct[h] && c->md == NULL)
+        return h == QTLS_SHA384 ? SHA384_Init(&c->st.s512) : SHA256_Init(&c->st.s256);
+#endif
+    if (c->md == NULL && (c->md = EVP_MD_CTX_new()) == NULL)
+        return 0;
+    return EVP_DigestInit_ex(c->md, g.md[h], NULL);
+}
+
+static int hash_add(struct crypto_hash *c, const void *p, size_t n)
+{
+    if (n == 0)
+        return 1;
+    if (c->md != NULL)
+        return EVP_DigestUpdate(c->md, p, n);
+#ifndef OPENSSL_NO_DEPRECATED_3_0
+    return c->h == QTLS_SHA384 ? SHA384_Update(&c->st.s512, p, n)
+                               : SHA256_Update(&c->st.s256, p, n);
+#else
+    return 0;
+#endif
+}
+
+/* Writes the digest; c is ended (hash_begin starts it again). */
+static int hash_end(struct crypto_hash *c, uint8_t *out)
+{
+    if (c->md != NULL)
+        return EVP_DigestFinal_ex(c->md, out, NULL);
+#ifndef OPENSSL_NO_DEPRECATED_3_0
+    int ok = c->h == QTLS_SHA384 ? SHA384_Final(out, &c->st.s512)
+                                 : SHA256_Final(out, &c->st.s256);
+    OPENSSL_cleanse(&c->st, sizeof(c->st));
+    return ok;
+#else
+    return 0;
+#endif
+}
+
+static void hash_release(struct crypto_hash *c)
+{
+    EVP_MD_CTX_free(c->md);
+    EVP_MD_CTX_free(c->scratch);
+#ifndef OPENSSL_NO_DEPRECATED_3_0
+    OPENSSL_cleanse(&c->st, sizeof(c->st));
+#endif
+}
+
 #define HMAC_MAX_BLOCK 128 /* SHA-384's block size */
 
 /*
  * HMAC over up to three pieces (so HKDF-Expand needs no concatenation
- * buffer), as RFC 2104 defines it, on one reused digest context: an
- * EVP_MAC context per call cost a dozen allocations, thirty times a
- * handshake (bench/README.md).
+ * buffer), as RFC 2104 defines it, on one running hash: an EVP_MAC context
+ * per call cost a dozen allocations, thirty times a handshake (bench/README.md).
  *   HMAC(K, m) = H((K0 ^ opad) || H((K0 ^ ipad) || m))
  */
 static int hmac3(enum qtls_hash h, const uint8_t *key, size_t key_len, const uint8_t *a,
                  size_t a_len, const uint8_t *b, size_t b_len, const uint8_t *c, size_t c_len,
                  uint8_t *out)
 {
-    const EVP_MD *md = g.md[h];
-    size_t block = (size_t)EVP_MD_get_block_size(md), hl = crypto_hash_len(h);
+    size_t block = h == QTLS_SHA384 ? 128 : 64, hl = crypto_hash_len(h);
     uint8_t k0[HMAC_MAX_BLOCK] = {0}, pad[HMAC_MAX_BLOCK], inner[EVP_MAX_MD_SIZE];
-    EVP_MD_CTX *m = EVP_MD_CTX_new();
-    int ok = m != NULL && block <= sizeof(k0);
+    struct crypto_hash m = {0};
+    int ok = 1;
     /* K0: the key, hashed first if longer than a block, zero-padded to a block. */
-    if (ok && key_len > block)
-        ok = EVP_Digest(key, key_len, k0, NULL, md, NULL);
-    else if (ok && key_len > 0)
+    if (key_len > block)
+        ok = hash_begin(&m, h) && hash_add(&m, key, key_len) && hash_end(&m, k0);
+    else if (key_len > 0)
         memcpy(k0, key, key_len);
     for (size_t i = 0; ok && i < block; i++)
         pad[i] = k0[i] ^ 0x36;
-    ok = ok && EVP_DigestInit_ex(m, md, NULL) && EVP_DigestUpdate(m, pad, block) &&
-         (a_len == 0 || EVP_DigestUpdate(m, a, a_len)) &&
-         (b_len == 0 || EVP_DigestUpdate(m, b, b_len)) &&
-         (c_len == 0 || EVP_DigestUpdate(m, c, c_len)) && EVP_DigestFinal_ex(m, inner, NULL);
+    ok = ok && hash_begin(&m, h) && hash_add(&m, pad, block) && hash_add(&m, a, a_len) &&
+         hash_add(&m, b, b_len) && hash_add(&m, c, c_len) && hash_end(&m, inner);
     for (size_t i = 0; ok && i < block; i++)
         pad[i] = k0[i] ^ 0x5c;
-    ok = ok && EVP_DigestInit_ex(m, md, NULL) && EVP_DigestUpdate(m, pad, block) &&
-         EVP_DigestUpdate(m, inner, hl) && EVP_DigestFinal_ex(m, out, NULL);
-    EVP_MD_CTX_free(m);
+    ok = ok && hash_begin(&m, h) && hash_add(&m, pad, block) && hash_add(&m, inner, hl) &&
+         hash_end(&m, out);
+    hash_release(&m);
     OPENSSL_cleanse(k0, sizeof(k0));
     OPENSSL_cleanse(pad, sizeof(pad));
     OPENSSL_cleanse(inner, sizeof(inner));
@@ -212,54 +297,68 @@ int crypto_hkdf_expand(enum qtls_hash h, const uint8_t *prk, size_t prk_len,
     return 1;
 }
 
-/* ---- running hashes: the transcript (keysched.c) ---- */
-
-EVP_MD_CTX *crypto_hash_new(enum qtls_hash h)
+struct crypto_hash *crypto_hash_new(enum qtls_hash h)
 {
-    EVP_MD_CTX *m = EVP_MD_CTX_new();
-    if (m == NULL || !EVP_DigestInit_ex(m, g.md[h], NULL)) {
-        EVP_MD_CTX_free(m);
+    struct crypto_hash *c = OPENSSL_zalloc(sizeof(*c));
+    if (c == NULL || !hash_begin(c, h)) {
+        crypto_hash_free(c);
         ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
         return NULL;
     }
-    return m;
+    return c;
 }
 
-int crypto_hash_update(EVP_MD_CTX *m, const uint8_t *p, size_t n)
+int crypto_hash_update(struct crypto_hash *c, const uint8_t *p, size_t n)
 {
-    if (n > 0 && !EVP_DigestUpdate(m, p, n)) {
+    if (!hash_add(c, p, n)) {
         ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
         return 0;
     }
     return 1;
 }
 
-int crypto_hash_restart(EVP_MD_CTX *m, enum qtls_hash h)
+int crypto_hash_restart(struct crypto_hash *c)
 {
-    if (!EVP_DigestInit_ex(m, g.md[h], NULL)) {
+    if (!hash_begin(c, c->h)) {
         ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
         return 0;
     }
     return 1;
 }
 
-int crypto_hash_peek(const EVP_MD_CTX *m, EVP_MD_CTX **scratch, const uint8_t *extra,
-                     size_t extra_len, uint8_t *out)
+int crypto_hash_peek(struct crypto_hash *c, const uint8_t *extra, size_t extra_len,
+                     uint8_t *out)
 {
-    EVP_MD_CTX *copy = scratch != NULL && *scratch != NULL ? *scratch : EVP_MD_CTX_new();
-    int ok = copy != NULL && EVP_MD_CTX_copy_ex(copy, m) &&
-             (extra_len == 0 || EVP_DigestUpdate(copy, extra, extra_len)) &&
-             EVP_DigestFinal_ex(copy, out, NULL);
-    if (scratch != NULL)
-        *scratch = copy; /* Final leaves no state of the transcript behind to wipe */
-    else
-        EVP_MD_CTX_free(copy);
+    int ok;
+    if (c->md == NULL) {
+        struct crypto_hash copy = *c; /* the direct state is plain data */
+        ok = hash_add(&copy, extra, extra_len) && hash_end(&copy, out);
+        OPENSSL_cleanse(&copy, sizeof(copy));
+    } else {
+        /* The copy is kept for the next read: Final leaves no transcript state in it. */
+        ok = (c->scratch != NULL || (c->scratch = EVP_MD_CTX_new()) != NULL) &&
+             EVP_MD_CTX_copy_ex(c->scratch, c->md) &&
+             (extra_len == 0 || EVP_DigestUpdate(c->scratch, extra, extra_len)) &&
+             EVP_DigestFinal_ex(c->scratch, out, NULL);
+    }
     if (!ok)
         ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
     return ok;
 }
 
-void crypto_hash_free(EVP_MD_CTX *m) { EVP_MD_CTX_free(m); }
+void crypto_hash_free(struct crypto_hash *c)
+{
+    if (c == NULL)
+        return;
+    hash_release(c);
+    OPENSSL_free(c);
+}
+
+void crypto_set_test_evp_hashes(int on)
+{
+    for (int h = 0; h < QTLS_HASH_COUNT; h++)
+        g.direct[h] = on ? 0 : direct_hash_allowed(g.md[h]);
+}
 
 /* ---- session tickets (ticket.c) ---- */
 
@@ -609,6 +708,12 @@ static EVP_MD_CTX *sig_ctx(EVP_PKEY *key, const struct sigscheme *s, int sign)
         EVP_MD_CTX_free(m);
         return NULL;
     }
+    /*
+     * One signature per context: without this flag libcrypto's DigestSignFinal
+     * and DigestVerifyFinal work on a duplicate of the key context, so that the
+     * context could be finished again (about 20 allocations per signature).
+     */
+    EVP_MD_CTX_set_flags(m, EVP_MD_CTX_FLAG_FINALISE);
     return m;
 }
 

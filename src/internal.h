@@ -159,16 +159,16 @@ struct sigalg_conf {
 QTLS_MUST_CHECK int crypto_init(void);
 const EVP_MD *crypto_md(enum qtls_hash h);
 /* A running hash (the transcript): new, feed, restart, read without ending, free. */
-EVP_MD_CTX *crypto_hash_new(enum qtls_hash h);
-QTLS_MUST_CHECK int crypto_hash_update(EVP_MD_CTX *m, const uint8_t *p, size_t n);
-QTLS_MUST_CHECK int crypto_hash_restart(EVP_MD_CTX *m, enum qtls_hash h);
-/*
- * Hash of what m has seen, then `extra`; m keeps running as it was. *scratch, if given, is a
- * context kept for the next peek (made here when NULL; crypto_hash_free frees it).
- */
-QTLS_MUST_CHECK int crypto_hash_peek(const EVP_MD_CTX *m, EVP_MD_CTX **scratch,
-                                     const uint8_t *extra, size_t extra_len, uint8_t *out);
-void crypto_hash_free(EVP_MD_CTX *m);
+struct crypto_hash;
+struct crypto_hash *crypto_hash_new(enum qtls_hash h);
+QTLS_MUST_CHECK int crypto_hash_update(struct crypto_hash *c, const uint8_t *p, size_t n);
+QTLS_MUST_CHECK int crypto_hash_restart(struct crypto_hash *c);
+/* Hash of what c has seen, then `extra`; c keeps running as it was. */
+QTLS_MUST_CHECK int crypto_hash_peek(struct crypto_hash *c, const uint8_t *extra,
+                                     size_t extra_len, uint8_t *out);
+void crypto_hash_free(struct crypto_hash *c);
+/* Test hook: 1 hashes through EVP even where the direct SHA-2 path is allowed (crypto.c). */
+void crypto_set_test_evp_hashes(int on);
 /* qtls's ticket AEAD (AES-256-GCM, aad = key name): 1, 0 bad tag on opening, -1 error. */
 int crypto_ticket_gcm(int enc, const uint8_t key[32], const uint8_t *aad, size_t aad_len,
                       const uint8_t nonce[12], const uint8_t *in, size_t len, uint8_t *out,
@@ -295,8 +295,7 @@ QTLS_MUST_CHECK int ks_psk_binder(enum qtls_hash h, const struct secret *early,
  */
 struct transcript {
     enum qtls_hash hash;
-    EVP_MD_CTX *md;      /* NULL until the hash is set */
-    EVP_MD_CTX *scratch; /* reused by every read of the hash: one allocation less each */
+    struct crypto_hash *md; /* NULL until the hash is set */
     struct wr pending;
 };
 void transcript_init(struct transcript *t);

@@ -205,7 +205,7 @@ int transcript_set_hash(struct transcript *t, enum qtls_hash h)
 {
     if (t->md != NULL)
         return t->hash == h;
-    EVP_MD_CTX *md = crypto_hash_new(h);
+    struct crypto_hash *md = crypto_hash_new(h);
     if (md == NULL || !crypto_hash_update(md, t->pending.buf, t->pending.len)) {
         crypto_hash_free(md);
         return 0;
@@ -222,7 +222,7 @@ int transcript_hash(struct transcript *t, uint8_t *out)
         ERR_raise(ERR_LIB_SSL, ERR_R_INTERNAL_ERROR);
         return 0;
     }
-    return crypto_hash_peek(t->md, &t->scratch, NULL, 0, out);
+    return crypto_hash_peek(t->md, NULL, 0, out);
 }
 
 int transcript_hash_with(struct transcript *t, enum qtls_hash h, const uint8_t *extra,
@@ -233,12 +233,12 @@ int transcript_hash_with(struct transcript *t, enum qtls_hash h, const uint8_t *
             ERR_raise(ERR_LIB_SSL, ERR_R_INTERNAL_ERROR);
             return 0;
         }
-        return crypto_hash_peek(t->md, &t->scratch, extra, extra_len, out);
+        return crypto_hash_peek(t->md, extra, extra_len, out);
     }
     /* Before ServerHello: the buffered messages under the hash asked for. */
-    EVP_MD_CTX *m = crypto_hash_new(h);
+    struct crypto_hash *m = crypto_hash_new(h);
     int ok = m != NULL && crypto_hash_update(m, t->pending.buf, t->pending.len) &&
-             crypto_hash_peek(m, &t->scratch, extra, extra_len, out);
+             crypto_hash_peek(m, extra, extra_len, out);
     crypto_hash_free(m);
     return ok;
 }
@@ -258,13 +258,12 @@ int transcript_hrr_restart(struct transcript *t)
     h[1] = 0;
     h[2] = 0;
     h[3] = (uint8_t)hl;
-    return crypto_hash_restart(t->md, t->hash) && transcript_add(t, h, 4 + hl);
+    return crypto_hash_restart(t->md) && transcript_add(t, h, 4 + hl);
 }
 
 void transcript_free(struct transcript *t)
 {
     crypto_hash_free(t->md);
-    crypto_hash_free(t->scratch);
     wr_free(&t->pending);
     memset(t, 0, sizeof(*t));
 }

@@ -882,6 +882,22 @@ static int setup_crypto(void **state)
     return crypto_init() ? 0 : -1;
 }
 
+static int setup_crypto_evp(void **state)
+{
+    (void)state;
+    if (!crypto_init())
+        return -1;
+    crypto_set_test_evp_hashes(1);
+    return 0;
+}
+
+static int teardown_crypto_evp(void **state)
+{
+    (void)state;
+    crypto_set_test_evp_hashes(0);
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -915,5 +931,11 @@ int main(void)
         cmocka_unit_test(test_expand_label_n_limits_label_and_context),
         cmocka_unit_test(test_secret_wipe_clears_bytes_and_length),
     };
-    return cmocka_run_group_tests(tests, setup_crypto, NULL);
+    /*
+     * Twice: with the default provider crypto.c hashes through SHA256_Init &
+     * co.; the second run forces the EVP path that any other provider takes.
+     */
+    int failed = cmocka_run_group_tests_name("direct SHA-2", tests, setup_crypto, NULL);
+    return failed + cmocka_run_group_tests_name("EVP digests", tests, setup_crypto_evp,
+                                                teardown_crypto_evp);
 }
