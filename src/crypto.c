@@ -144,15 +144,6 @@ void crypto_set_test_kex_key(EVP_PKEY *key)
     EVP_PKEY_free(__atomic_exchange_n(&test_kex_key, key, __ATOMIC_ACQ_REL));
 }
 
-int crypto_digest(enum qtls_hash h, const uint8_t *data, size_t len, uint8_t *out)
-{
-    if (!EVP_Digest(data, len, out, NULL, g.md[h], NULL)) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
-        return 0;
-    }
-    return 1;
-}
-
 /* ---- running hashes: HMAC's and the transcript's (keysched.c) ---- */
 
 struct crypto_hash {
@@ -216,6 +207,16 @@ static void hash_release(struct crypto_hash *c)
 #ifndef OPENSSL_NO_DEPRECATED_3_0
     OPENSSL_cleanse(&c->st, sizeof(c->st));
 #endif
+}
+
+int crypto_digest(enum qtls_hash h, const uint8_t *data, size_t len, uint8_t *out)
+{
+    struct crypto_hash c = {0};
+    int ok = hash_begin(&c, h) && hash_add(&c, data, len) && hash_end(&c, out);
+    hash_release(&c);
+    if (!ok)
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+    return ok;
 }
 
 #define HMAC_MAX_BLOCK 128 /* SHA-384's block size */
@@ -578,17 +579,17 @@ EVP_PKEY *crypto_kex_generate(const struct group *grp, struct wr *share_out)
         key = generate_key(grp);
     if (key == NULL)
         goto fail;
-    /* X25519/X448: the raw u-coordinate; EC: the uncompressed point (§4.2.8.2). */
-    size_t len = grp->share_len;
+    /*
+     * X25519/X448: the raw u-coordinate; EC: the uncompressed point (§4.2.8.2).
+     * The encoded-key parameter is both, read in place (EVP_PKEY_get_raw_public_key
+     * exports the key through five allocations).
+     */
+    size_t len = grp->share_len, got = 0;
     uint8_t *p = wr_reserve(share_out, len);
     if (p == NULL)
         goto fail;
-    size_t got = len; /* in/out for the raw form */
-    int ok = grp->kind == KEX_EC
-                 ? EVP_PKEY_get_octet_string_param(key, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, p,
-                                                   len, &got)
-                 : EVP_PKEY_get_raw_public_key(key, p, &got);
-    if (!ok || got != len)
+    if (!EVP_PKEY_get_octet_string_param(key, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, p, len, &got) ||
+        got != len)
         goto fail;
     return key;
 fail:
@@ -717,18 +718,58 @@ static EVP_MD_CTX *sig_ctx(EVP_PKEY *key, const struct sigscheme *s, int sign)
     return m;
 }
 
+/*
+ * ECDSA with SHA-256/384 signs the digest qtls computes itself (what
+ * DigestSign would hash, through the same running hash as the transcript):
+ * libcrypto's DigestSign sets up a digest of its own inside the signature
+ * context, about ten allocations and a digest fetch per signature. Other
+ * schemes (RSA-PSS, EdDSA, SHA-512) keep DigestSign/DigestVerify.
+ */
+static EVP_PKEY_CTX *ecdsa_prehash_ctx(EVP_PKEY *key, const struct sigscheme *s, int sign,
+                                       const uint8_t *tbs, size_t tbs_len, uint8_t *digest,
+                                       size_t *digest_len)
+{
+    enum qtls_hash h;
+    if (s->pkey_type != EVP_PKEY_EC || (s->md_nid != NID_sha256 && s->md_nid != NID_sha384))
+        return NULL;
+    h = s->md_nid == NID_sha384 ? QTLS_SHA384 : QTLS_SHA256;
+    *digest_len = crypto_hash_len(h);
+    EVP_PKEY_CTX *p = EVP_PKEY_CTX_new_from_pkey(NULL, key, NULL);
+    if (p == NULL || (sign ? EVP_PKEY_sign_init(p) : EVP_PKEY_verify_init(p)) <= 0 ||
+        !crypto_digest(h, tbs, tbs_len, digest)) {
+        EVP_PKEY_CTX_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static int is_prehashed(const struct sigscheme *s)
+{
+    return s->pkey_type == EVP_PKEY_EC && (s->md_nid == NID_sha256 || s->md_nid == NID_sha384);
+}
+
 int crypto_sign(EVP_PKEY *key, const struct sigscheme *s, const uint8_t *tbs, size_t tbs_len,
                 struct wr *sig_out)
 {
-    EVP_MD_CTX *m = sig_ctx(key, s, 1);
-    size_t len = 0, at = wr_len(sig_out);
-    int ok = m != NULL && EVP_DigestSign(m, NULL, &len, tbs, tbs_len) > 0;
-    uint8_t *p = ok ? wr_reserve(sig_out, len) : NULL;
-    ok = p != NULL && EVP_DigestSign(m, p, &len, tbs, tbs_len) > 0;
+    uint8_t digest[EVP_MAX_MD_SIZE];
+    size_t dlen = 0, len = 0, at = wr_len(sig_out);
+    int ok;
+    if (is_prehashed(s)) {
+        EVP_PKEY_CTX *p = ecdsa_prehash_ctx(key, s, 1, tbs, tbs_len, digest, &dlen);
+        ok = p != NULL && EVP_PKEY_sign(p, NULL, &len, digest, dlen) > 0;
+        uint8_t *out = ok ? wr_reserve(sig_out, len) : NULL;
+        ok = out != NULL && EVP_PKEY_sign(p, out, &len, digest, dlen) > 0;
+        EVP_PKEY_CTX_free(p);
+    } else {
+        EVP_MD_CTX *m = sig_ctx(key, s, 1);
+        ok = m != NULL && EVP_DigestSign(m, NULL, &len, tbs, tbs_len) > 0;
+        uint8_t *out = ok ? wr_reserve(sig_out, len) : NULL;
+        ok = out != NULL && EVP_DigestSign(m, out, &len, tbs, tbs_len) > 0;
+        EVP_MD_CTX_free(m);
+    }
     if (ok)
         wr_truncate(sig_out, at + len); /* ECDSA signatures may be shorter than the bound */
-    EVP_MD_CTX_free(m);
-    if (!ok)
+    else
         ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
     return ok;
 }
@@ -736,13 +777,25 @@ int crypto_sign(EVP_PKEY *key, const struct sigscheme *s, const uint8_t *tbs, si
 int crypto_verify(EVP_PKEY *key, const struct sigscheme *s, const uint8_t *tbs, size_t tbs_len,
                   const uint8_t *sig, size_t sig_len)
 {
-    EVP_MD_CTX *m = sig_ctx(key, s, 0);
-    int ok = m != NULL && EVP_DigestVerify(m, sig, sig_len, tbs, tbs_len) == 1;
+    uint8_t digest[EVP_MAX_MD_SIZE];
+    size_t dlen = 0;
+    int ok, set_up;
+    if (is_prehashed(s)) {
+        EVP_PKEY_CTX *p = ecdsa_prehash_ctx(key, s, 0, tbs, tbs_len, digest, &dlen);
+        set_up = p != NULL;
+        ok = set_up && EVP_PKEY_verify(p, sig, sig_len, digest, dlen) == 1;
+        EVP_PKEY_CTX_free(p);
+    } else {
+        EVP_MD_CTX *m = sig_ctx(key, s, 0);
+        set_up = m != NULL;
+        ok = set_up && EVP_DigestVerify(m, sig, sig_len, tbs, tbs_len) == 1;
+        EVP_MD_CTX_free(m);
+    }
 #ifdef QTLS_FUZZING
-    ok = m != NULL; /* any signature, for a key that fits the scheme */
+    ok = set_up; /* any signature, for a key that fits the scheme */
     ERR_clear_error();
 #endif
-    EVP_MD_CTX_free(m);
+    (void)set_up;
     if (!ok) {
         ERR_clear_error(); /* libcrypto's detail is noise; the caller raises SSL_R_BAD_SIGNATURE */
     }
