@@ -138,6 +138,10 @@ static inline SSL_CTX *fuzz_ctx(int server, unsigned cfg)
 {
     static SSL_CTX *ctx[2][FUZZ_CONFIGS];
     cfg %= FUZZ_CONFIGS;
+    /* A server's set-up does not depend on FUZZ_RESUME: one context, so the ticket key that
+     * sealed the resumable session (fuzz_resumable_session) is the one that opens it. */
+    if (server)
+        cfg &= ~(unsigned)FUZZ_RESUME;
     if (ctx[server][cfg] != NULL)
         return ctx[server][cfg];
     SSL_CTX *c = server ? fuzz_server_ctx_with(fuzz_server_cert(cfg)) : fuzz_client_ctx();
@@ -154,6 +158,8 @@ static inline SSL_CTX *fuzz_ctx(int server, unsigned cfg)
             ok = ok && SSL_CTX_set1_groups_list(c, "P-256");
         if (cfg & FUZZ_TICKET_CB)
             ok = ok && SSL_CTX_set_tlsext_ticket_key_evp_cb(c, fuzz_ticket_key_cb);
+        if (cfg & FUZZ_EARLY) /* a QUIC server's tickets allow 0-RTT only with this limit */
+            ok = ok && SSL_CTX_set_max_early_data(c, 0xffffffff);
     } else {
         ok = SSL_CTX_set1_groups_list(c, "X25519:P-256");
         if (cfg & FUZZ_SHA384)
@@ -195,6 +201,14 @@ static inline SSL_SESSION *fuzz_resumable_session(unsigned cfg)
 /* An SSL of the configuration, bound to `side`. */
 static inline SSL *fuzz_ssl_new_cfg(struct mock_side *side, int server, unsigned cfg)
 {
+    /*
+     * A resuming server needs its context's ticket key to exist before the ClientHello
+     * comes: it is made when the context seals its first ticket, in the handshake that
+     * makes the resumable session (run once per process). The fuzzing build's fixed
+     * randomness makes it the key that sealed the seeds' tickets.
+     */
+    if (server && (cfg & FUZZ_RESUME))
+        (void)fuzz_resumable_session(cfg);
     SSL *ssl = fuzz_ssl_new(fuzz_ctx(server, cfg), side, server);
     if (cfg & FUZZ_EARLY)
         SSL_set_quic_early_data_enabled(ssl, 1);

@@ -103,6 +103,16 @@ static SSL_SESSION *recorded_handshake(unsigned cfg, const char *name)
         ERR_print_errors_fp(stderr);
         exit(1);
     }
+    /* A seed is only worth its name if it takes the path: resumed, 0-RTT accepted (not after
+     * HelloRetryRequest, which rejects it by design). */
+    int want_early = (cfg & FUZZ_EARLY) && (cfg & FUZZ_RESUME) && !(cfg & FUZZ_HRR);
+    if (((cfg & FUZZ_RESUME) && !SSL_session_reused(p.server.ssl)) ||
+        (want_early && SSL_get_early_data_status(p.server.ssl) != SSL_EARLY_DATA_ACCEPTED)) {
+        fprintf(stderr, "gen_seeds: handshake %s did not %s (early data reason: server %d)\n",
+                name, SSL_session_reused(p.server.ssl) ? "accept 0-RTT" : "resume",
+                (int)SSL_get_early_data_reason(p.server.ssl));
+        exit(1);
+    }
     seed_put("fuzz_client", name, to_client.p, to_client.n);
     seed_put("fuzz_server", name, to_server.p, to_server.n);
     if (cfg == 0 || cfg == FUZZ_HRR) {
