@@ -712,7 +712,7 @@ static EVP_MD_CTX *sig_ctx(EVP_PKEY *key, const struct sigscheme *s, int sign)
     /*
      * One signature per context: without this flag libcrypto's DigestSignFinal
      * and DigestVerifyFinal work on a duplicate of the key context, so that the
-     * context could be finished again (about 20 allocations per signature).
+     * context could be finished again (four allocations per signature).
      */
     EVP_MD_CTX_set_flags(m, EVP_MD_CTX_FLAG_FINALISE);
     return m;
@@ -725,14 +725,17 @@ static EVP_MD_CTX *sig_ctx(EVP_PKEY *key, const struct sigscheme *s, int sign)
  * context, about ten allocations and a digest fetch per signature. Other
  * schemes (RSA-PSS, EdDSA, SHA-512) keep DigestSign/DigestVerify.
  */
+static int is_prehashed(const struct sigscheme *s)
+{
+    return s->pkey_type == EVP_PKEY_EC && (s->md_nid == NID_sha256 || s->md_nid == NID_sha384);
+}
+
+/* For is_prehashed schemes: the key context, and the digest of tbs in `digest`. */
 static EVP_PKEY_CTX *ecdsa_prehash_ctx(EVP_PKEY *key, const struct sigscheme *s, int sign,
                                        const uint8_t *tbs, size_t tbs_len, uint8_t *digest,
                                        size_t *digest_len)
 {
-    enum qtls_hash h;
-    if (s->pkey_type != EVP_PKEY_EC || (s->md_nid != NID_sha256 && s->md_nid != NID_sha384))
-        return NULL;
-    h = s->md_nid == NID_sha384 ? QTLS_SHA384 : QTLS_SHA256;
+    enum qtls_hash h = s->md_nid == NID_sha384 ? QTLS_SHA384 : QTLS_SHA256;
     *digest_len = crypto_hash_len(h);
     EVP_PKEY_CTX *p = EVP_PKEY_CTX_new_from_pkey(NULL, key, NULL);
     if (p == NULL || (sign ? EVP_PKEY_sign_init(p) : EVP_PKEY_verify_init(p)) <= 0 ||
@@ -741,11 +744,6 @@ static EVP_PKEY_CTX *ecdsa_prehash_ctx(EVP_PKEY *key, const struct sigscheme *s,
         return NULL;
     }
     return p;
-}
-
-static int is_prehashed(const struct sigscheme *s)
-{
-    return s->pkey_type == EVP_PKEY_EC && (s->md_nid == NID_sha256 || s->md_nid == NID_sha384);
 }
 
 int crypto_sign(EVP_PKEY *key, const struct sigscheme *s, const uint8_t *tbs, size_t tbs_len,
@@ -795,7 +793,6 @@ int crypto_verify(EVP_PKEY *key, const struct sigscheme *s, const uint8_t *tbs, 
     ok = set_up; /* any signature, for a key that fits the scheme */
     ERR_clear_error();
 #endif
-    (void)set_up;
     if (!ok) {
         ERR_clear_error(); /* libcrypto's detail is noise; the caller raises SSL_R_BAD_SIGNATURE */
     }
