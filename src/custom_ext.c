@@ -294,9 +294,12 @@ int custom_ext_write(SSL *c, unsigned context, struct wr *w)
     return 1;
 }
 
-int custom_ext_claims(const SSL *c, uint16_t type)
+int custom_ext_claims(const SSL *c, uint16_t type, unsigned context)
 {
-    return find(c->ctx->custom_exts, own_role(c), type, NULL) != NULL;
+    const struct custom_ext *m = find(c->ctx->custom_exts, own_role(c), type, NULL);
+    if (m == NULL)
+        return 0;
+    return (m->context & context) != 0 ? 1 : -1;
 }
 
 static int call_parse(SSL *c, const struct custom_ext *m, unsigned context, const struct rd *body,

@@ -691,11 +691,34 @@ static int has_duplicates(struct rd list)
 }
 
 
+/* The SSL_EXT_* context that custom extensions (custom_ext.c) name a TLS 1.3 message by. */
+static unsigned custom_context(enum ext_msg msg)
+{
+    switch (msg) {
+    case EM_CH:
+        return SSL_EXT_CLIENT_HELLO;
+    case EM_SH:
+        return SSL_EXT_TLS1_3_SERVER_HELLO;
+    case EM_HRR:
+        return SSL_EXT_TLS1_3_HELLO_RETRY_REQUEST;
+    case EM_EE:
+        return SSL_EXT_TLS1_3_ENCRYPTED_EXTENSIONS;
+    case EM_CT:
+        return SSL_EXT_TLS1_3_CERTIFICATE;
+    case EM_CR:
+        return SSL_EXT_TLS1_3_CERTIFICATE_REQUEST;
+    case EM_NST:
+        return SSL_EXT_TLS1_3_NEW_SESSION_TICKET;
+    }
+    return 0;
+}
+
 /*
  * Splits an Extension list: rejects duplicates and extensions not allowed in `msg`
  * (illegal_parameter), and in a reply (anything but a ClientHello, CertificateRequest or
  * NewSessionTicket) extensions the client did not offer (unsupported_extension). Unknown
- * extensions are ignored in those requests and rejected elsewhere.
+ * extensions are ignored in those requests and rejected elsewhere; an application's custom
+ * extension passes where it was added for the message and is illegal_parameter elsewhere.
  */
 static int split(SSL *c, enum ext_msg msg, struct rd list, uint32_t offered, struct ext_set *out)
 {
@@ -714,7 +737,11 @@ static int split(SSL *c, enum ext_msg msg, struct rd list, uint32_t offered, str
             return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_EXTENSION);
         int i = ext_index(type);
         if (i < 0) {
-            if (is_request || custom_ext_claims(c, type))
+            int custom = custom_ext_claims(c, type, custom_context(msg));
+            /* §4.2: a known extension in a message it is not for (OpenSSL's verify_extension). */
+            if (custom < 0)
+                return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_EXTENSION);
+            if (is_request || custom)
                 continue; /* §4.2: unknown extensions in requests are ignored; custom_ext.c */
             return qtls_fail(c, SSL_AD_UNSUPPORTED_EXTENSION, SSL_R_UNSOLICITED_EXTENSION);
         }

@@ -1224,8 +1224,11 @@ QTLS_MUST_CHECK enum hs_wait server_step(SSL *c);
  */
 QTLS_MUST_CHECK int custom_ext_write(SSL *c, unsigned context, struct wr *w);
 QTLS_MUST_CHECK int custom_ext_parse(SSL *c, unsigned context, struct rd list);
-/* Is `type` an extension the application added for this side (ext_split lets it through)? */
-int custom_ext_claims(const SSL *c, uint16_t type);
+/*
+ * Is `type` an extension the application added for this side? 1 if it was added for the
+ * message `context` (an SSL_EXT_* value), -1 if for other messages only, 0 if not at all.
+ */
+int custom_ext_claims(const SSL *c, uint16_t type, unsigned context);
 
 /*
  * extensions.c: the table of extensions, one row each (RFC 8446 §4.2). The ClientHello's

@@ -1,8 +1,8 @@
 /*
  * Custom extensions (issue 9 item 5.6): registration with OpenSSL's refusals, the
  * ClientHello / EncryptedExtensions round trip in both roles with add/free/parse semantics,
- * callback failures as alerts, an answer the client did not ask for, and the 1.1.0 forms,
- * which OpenSSL limits to TLS 1.2 and below.
+ * callback failures as alerts, an answer the client did not ask for, an extension in a
+ * message it was not added for, and the 1.1.0 forms, which OpenSSL limits to TLS 1.2 and below.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -145,18 +145,25 @@ static void registration_rules(void **state)
     SSL_CTX_free(ctx);
 }
 
-static int pair(struct mock_pair *p, struct side *c, struct side *s, int c_has, int s_has)
+/* A pair whose client and server added XT for the messages c_ctx and s_ctx (0: not at all). */
+static void pair_in(struct mock_pair *p, struct side *c, unsigned c_ctx, struct side *s,
+                    unsigned s_ctx)
 {
     SSL_CTX *cctx = mock_client_ctx(), *sctx = mock_server_ctx("ecdsa256");
-    if (c_has)
+    if (c_ctx != 0)
         assert_int_equal(
-            SSL_CTX_add_custom_ext(cctx, XT, CH_EE, add_cb, free_cb, c, parse_cb, c), 1);
-    if (s_has)
+            SSL_CTX_add_custom_ext(cctx, XT, c_ctx, add_cb, free_cb, c, parse_cb, c), 1);
+    if (s_ctx != 0)
         assert_int_equal(
-            SSL_CTX_add_custom_ext(sctx, XT, CH_EE, add_cb, free_cb, s, parse_cb, s), 1);
+            SSL_CTX_add_custom_ext(sctx, XT, s_ctx, add_cb, free_cb, s, parse_cb, s), 1);
     assert_true(mock_pair_init(p, cctx, sctx));
     SSL_CTX_free(cctx);
     SSL_CTX_free(sctx);
+}
+
+static int pair(struct mock_pair *p, struct side *c, struct side *s, int c_has, int s_has)
+{
+    pair_in(p, c, c_has ? CH_EE : 0, s, s_has ? CH_EE : 0);
     return 1;
 }
 
@@ -269,7 +276,44 @@ static void unsolicited_answer_is_unsupported_extension(void **state)
     mock_pair_free(&p);
 }
 
-/* 1.1.0 forms: a client's goes into the ClientHello; in TLS 1.3 nothing else happens. */
+/*
+ * §4.2: an extension the receiver added, in a message it did not add it for, is
+ * illegal_parameter with SSL_R_BAD_EXTENSION, before any callback runs. OpenSSL 3.0.19's
+ * libssl, run on these two cases and the 1.1.0 one below, sends alert 47 in each (its
+ * verify_extension).
+ */
+static void an_extension_in_a_message_not_added_for_is_illegal_parameter(void **state)
+{
+    static const struct {
+        unsigned c_ctx, s_ctx;
+        int client_refuses; /* 1: the server answers in EE; 0: the server refuses the ClientHello */
+    } cases[] = {
+        {SSL_EXT_CLIENT_HELLO, CH_EE, 1},                /* the client added it for CH only */
+        {CH_EE, SSL_EXT_TLS1_3_ENCRYPTED_EXTENSIONS, 0}, /* the server added it for EE only */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct side c = {.send = "ping", .add_ret = 1, .parse_ret = 1};
+        struct side s = {.send = "pong", .add_ret = 1, .parse_ret = 1};
+        struct mock_pair p;
+        pair_in(&p, &c, cases[i].c_ctx, &s, cases[i].s_ctx);
+        assert_int_equal(mock_handshake(&p, 0), 0);
+        assert_int_equal(cases[i].client_refuses ? p.client.alert : p.server.alert,
+                         SSL_AD_ILLEGAL_PARAMETER);
+        assert_int_equal(mock_first_ssl_reason(), SSL_R_BAD_EXTENSION);
+        assert_int_equal(c.adds, 1);
+        /* No callback runs for the refused extension; the server's ran only for a CH it took. */
+        assert_int_equal(c.parses, 0);
+        assert_int_equal(s.parses, cases[i].client_refuses);
+        assert_int_equal(s.adds, cases[i].client_refuses);
+        mock_pair_free(&p);
+        ERR_clear_error();
+    }
+}
+
+/*
+ * 1.1.0 forms: a client's goes into the ClientHello and nowhere else (OpenSSL gives them the
+ * TLS 1.2 ServerHello, never EncryptedExtensions); a server's is not parsed or sent in TLS 1.3.
+ */
 static int old_add(SSL *s, unsigned int type, const unsigned char **out, size_t *outlen, int *al,
                    void *arg)
 {
@@ -293,14 +337,30 @@ static void old_forms_are_tls12_only(void **state)
     SSL_CTX *cctx = mock_client_ctx(), *sctx = mock_server_ctx("ecdsa256");
     assert_int_equal(
         SSL_CTX_add_client_custom_ext(cctx, XT, old_add, NULL, &c_adds, old_parse, &c_parses), 1);
-    /* The server answers with the 3.0 form; the client's 1.1.0 parse is not for TLS 1.3. */
+    /* A server that answers in EE: the client refuses the answer (OpenSSL 3.0 too, alert 47). */
     assert_int_equal(SSL_CTX_add_custom_ext(sctx, XT, CH_EE, add_cb, free_cb, &s, parse_cb, &s), 1);
     struct mock_pair p;
     assert_true(mock_pair_init(&p, cctx, sctx));
-    assert_int_equal(mock_handshake(&p, 0), 1);
+    assert_int_equal(mock_handshake(&p, 0), 0);
+    assert_int_equal(p.client.alert, SSL_AD_ILLEGAL_PARAMETER);
+    assert_int_equal(mock_first_ssl_reason(), SSL_R_BAD_EXTENSION);
     assert_int_equal(c_adds, 1);
     assert_string_equal(s.got, "old");
     assert_int_equal(s.adds, 1);
+    assert_int_equal(c_parses, 0);
+    mock_pair_free(&p);
+    ERR_clear_error();
+    /* A server that takes it in the ClientHello and does not answer: the handshake completes. */
+    struct side s_quiet = {.send = NULL, .add_ret = 1, .parse_ret = 1};
+    SSL_CTX_free(sctx);
+    sctx = mock_server_ctx("ecdsa256");
+    assert_int_equal(SSL_CTX_add_custom_ext(sctx, XT, SSL_EXT_CLIENT_HELLO, add_cb, NULL,
+                                            &s_quiet, parse_cb, &s_quiet),
+                     1);
+    assert_true(mock_pair_init(&p, cctx, sctx));
+    assert_int_equal(mock_handshake(&p, 0), 1);
+    assert_int_equal(c_adds, 2);
+    assert_string_equal(s_quiet.got, "old");
     assert_int_equal(c_parses, 0);
     mock_pair_free(&p);
     SSL_CTX_free(cctx);
@@ -333,6 +393,8 @@ int main(void)
         cmocka_unit_test_setup(parse_failure_is_the_callbacks_alert, clear_errors),
         cmocka_unit_test_setup(add_failure_is_fatal, clear_errors),
         cmocka_unit_test_setup(unsolicited_answer_is_unsupported_extension, clear_errors),
+        cmocka_unit_test_setup(an_extension_in_a_message_not_added_for_is_illegal_parameter,
+                               clear_errors),
         cmocka_unit_test_setup(old_forms_are_tls12_only, clear_errors),
     };
     return cmocka_run_group_tests_name("custom_ext", tests, NULL, NULL);
