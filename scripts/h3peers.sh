@@ -92,7 +92,9 @@ h3_start_server() {
     shift 2
     SERVER_LOG=$WORK/$name.server.log
     if [ "$kind" = qtls ]; then
-        timeout -k 2 "$H3_SERVER_TIMEOUT" "$BUILD/h3server" --dir="$HTDOCS" --ca="$CERTS/ca.pem" \
+        # -k 10: stopping sends SIGTERM through timeout(1), which kills 10 s later; a
+        # sanitizer build's exit (LeakSanitizer's scan) on a loaded machine needs the time.
+        timeout -k 10 "$H3_SERVER_TIMEOUT" "$BUILD/h3server" --dir="$HTDOCS" --ca="$CERTS/ca.pem" \
             "$@" 127.0.0.1 0 "$CERTS/ecdsa256.key" "$CERTS/ecdsa256.pem" >"$SERVER_LOG" 2>&1 &
         SERVER_PID=$!
         for _ in $(seq 100); do
