@@ -30,7 +30,7 @@ endif
 CFLAGS_ALL = -std=c11 $(OPT) $(WARN) -fPIC $(CFLAGS)
 LIBCRYPTO  = $(shell pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)
 
-# Certificate compression (RFC 8879, src/compress.c): zlib, brotli and zstd, each used when
+# Certificate compression (RFC 8879, src/crypto/compress.c): zlib, brotli and zstd, each used when
 # pkg-config finds it. make says which are missing; make check installs all three
 # (scripts/deps.sh) and its tests need them. QTLS_LIBS is what a program linking libqtls.a
 # needs beside it. A stamp records the choice, so that compress.o is rebuilt when it changes.
@@ -59,11 +59,13 @@ $(COMP_STAMP): FORCE | $(BUILD)/obj
 .PHONY: FORCE
 FORCE:
 .DEFAULT_GOAL := all
-$(BUILD)/obj/compress.o: CPPFLAGS += $(COMP_CPPFLAGS)
-$(BUILD)/obj/compress.o: $(COMP_STAMP)
+$(BUILD)/obj/crypto/compress.o: CPPFLAGS += $(COMP_CPPFLAGS)
+$(BUILD)/obj/crypto/compress.o: $(COMP_STAMP)
 
-SRCS = $(sort $(wildcard src/*.c))
+# src/ is one folder per layer (README "Code layout"); src/ngtcp2/ is a library of its own.
+SRCS = $(sort $(filter-out src/ngtcp2/%,$(wildcard src/*/*.c)))
 OBJS = $(SRCS:src/%.c=$(BUILD)/obj/%.o)
+SRC_HDRS = $(wildcard src/*.h $(addsuffix *.h,$(sort $(dir $(SRCS)))) include/qtls/*.h)
 TEST_SRCS = $(sort $(wildcard tests/test_*.c))
 TESTS = $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 TEST_HELPERS = $(sort $(wildcard tests/helpers/*.c))
@@ -71,7 +73,8 @@ TEST_HELPERS = $(sort $(wildcard tests/helpers/*.c))
 .PHONY: all check demo install install-compat clean deps bogo interop
 all: $(BUILD)/libqtls.a $(BUILD)/libqtls.so $(BUILD)/qtls.pc
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h include/qtls/*.h) | $(BUILD)/obj
+$(BUILD)/obj/%.o: src/%.c $(SRC_HDRS)
+	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -c $< -o $@
 
 $(BUILD)/obj $(BUILD)/tests:
@@ -400,7 +403,7 @@ $(BENCH_DIR)/libheapcount.so: bench/heapcount.c
 	$(CC) -O2 -g $(WARN) -shared -fPIC -o $@ $<
 
 # libFuzzer targets (fuzz/*.c), a build of their own under build-fuzz with clang, ASan and
-# UBSan and the fuzzing mode (-DQTLS_FUZZING, src/crypto.c: fixed randomness and keys, any
+# UBSan and the fuzzing mode (-DQTLS_FUZZING, src/crypto/crypto.c: fixed randomness and keys, any
 # signature, Finished or binder accepted), which make check proves absent from libqtls;
 # not part of make check. make fuzz [FUZZ_SECONDS=30] builds them, writes seed corpora
 # from real handshakes (fuzz/gen_seeds.c), runs each target for FUZZ_SECONDS from them and
@@ -423,12 +426,12 @@ FUZZ_NG_LINK  = $(if $(HAVE_NGTCP2),$(FUZZ_NG_OBJS)) $(FUZZ_OBJS) \
     $(if $(HAVE_NGTCP2),$(NGTCP2_LIBS)) $(QTLS_LIBS)
 FUZZ_HDRS     = $(wildcard fuzz/*.h)
 
-$(FUZZ_BUILD)/obj/%.o: src/%.c $(wildcard src/*.h include/qtls/*.h) Makefile
+$(FUZZ_BUILD)/obj/%.o: src/%.c $(SRC_HDRS) Makefile
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(FUZZ_BUILD)/obj/compress.o: CPPFLAGS += $(COMP_CPPFLAGS)
-$(FUZZ_BUILD)/obj/compress.o: $(COMP_STAMP)
+$(FUZZ_BUILD)/obj/crypto/compress.o: CPPFLAGS += $(COMP_CPPFLAGS)
+$(FUZZ_BUILD)/obj/crypto/compress.o: $(COMP_STAMP)
 
 $(FUZZ_BUILD)/obj/ngtcp2/%.o: src/ngtcp2/%.c $(wildcard src/ngtcp2/*.h include/qtls/*.h) Makefile
 	@mkdir -p $(@D)

@@ -11,6 +11,9 @@
  */
 #include "fuzz_common.h"
 #include "internal.h"
+#include "crypto/crypto.h"
+#include "policy/policy.h"
+#include "handshake/handshake.h"
 
 #include <stdio.h>
 

@@ -11,6 +11,7 @@
 
 #include "fuzz_common.h"
 #include "internal.h"
+#include "session/session.h"
 
 static SSL_SESSION *open_and_decode(SSL *ssl, const uint8_t *t, size_t n)
 {

@@ -17,7 +17,7 @@
 #             cc:clang-san adds clang's sanitizer runtimes
 #   certs     the openssl CLI, for scripts/gen-certs.sh's test certificates
 #   unit      cmocka, the unit test framework
-#   compress  zlib, brotli and zstd: certificate compression (RFC 8879, src/compress.c),
+#   compress  zlib, brotli and zstd: certificate compression (RFC 8879, src/crypto/compress.c),
 #             optional for make, needed by make check and make fuzz
 #   gnutls    GnuTLS 3.7, the in-process interop peer (test_gnutls, make bench)
 #   ngtcp2    ngtcp2 0.12 and its crypto header (ngtcp2/ngtcp2_crypto.h):

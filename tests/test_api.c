@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "base/base.h"
+#include "crypto/crypto.h"
 
 /* Drains the error queue; 1 if (lib, reason) was on it. */
 static int queue_has(int lib, int reason)

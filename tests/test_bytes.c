@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "bytes.h"
+#include "internal.h"
 
 /* 0x00 0x01 0x02 ... : a pattern whose every byte says where it is. */
 static uint8_t pattern[1024];

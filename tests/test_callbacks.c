@@ -15,6 +15,7 @@
 #include <openssl/ssl.h>
 
 #include "internal.h"
+#include "base/base.h"
 #include "mock_quic.h"
 
 #define MAX_EVENTS 64

@@ -18,6 +18,7 @@
 #include <openssl/pem.h>
 
 #include "internal.h"
+#include "policy/policy.h"
 
 static const char *certs_dir;
 

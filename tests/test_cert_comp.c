@@ -18,6 +18,9 @@
 #include <openssl/ssl.h>
 
 #include "internal.h"
+#include "base/base.h"
+#include "crypto/crypto.h"
+#include "policy/policy.h"
 #include "mock_quic.h"
 
 static const int all_algs[] = {TLSEXT_comp_cert_zlib, TLSEXT_comp_cert_brotli,

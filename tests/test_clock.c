@@ -20,6 +20,7 @@
 #include <openssl/err.h>
 
 #include "internal.h"
+#include "base/base.h"
 #include "mock_quic.h"
 
 #define SECOND 1000000ull

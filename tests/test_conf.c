@@ -18,6 +18,7 @@
 #include <openssl/ssl.h>
 
 #include "internal.h"
+#include "base/base.h"
 #include "mock_quic.h"
 
 static int clear_errors(void **state)

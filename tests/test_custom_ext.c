@@ -16,6 +16,7 @@
 #include <openssl/ssl.h>
 
 #include "internal.h"
+#include "base/base.h"
 #include "mock_quic.h"
 
 #define XT 0x1234 /* an extension type nobody uses */

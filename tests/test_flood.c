@@ -26,6 +26,8 @@
 #include <openssl/err.h>
 
 #include "internal.h"
+#include "base/base.h"
+#include "transport/transport.h"
 #include "mock_quic.h"
 
 #define INI ssl_encryption_initial

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <openssl/err.h>
 
-#include "internal.h" /* the input buffers of an established connection */
+#include "internal.h"
 #include "mock_quic.h"
 
 struct fixture {

@@ -25,6 +25,8 @@
 #include <openssl/kdf.h>
 
 #include "internal.h"
+#include "base/base.h"
+#include "crypto/crypto.h"
 
 /* ---- RFC 8448 §3 (Simple 1-RTT Handshake) ---- */
 

@@ -30,6 +30,8 @@
 #include <openssl/err.h>
 
 #include "internal.h"
+#include "base/base.h"
+#include "crypto/crypto.h"
 #include "mock_quic.h"
 
 #define INI ssl_encryption_initial

@@ -17,7 +17,8 @@
 #include <cmocka.h>
 #include <openssl/err.h>
 
-#include "internal.h" /* QTLS_R_* */
+#include "internal.h"
+#include "base/base.h"
 #include "mock_quic.h"
 #include "stack35.h"
 

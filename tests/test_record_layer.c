@@ -19,6 +19,7 @@
 #include <openssl/ssl.h>
 
 #include "internal.h"
+#include "base/base.h"
 #include "mock_quic.h"
 
 /* Exactly one error on the queue, from ERR_LIB_SSL, with this reason; the queue is emptied. */

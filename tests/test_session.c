@@ -18,6 +18,9 @@
 #include <openssl/pem.h>
 
 #include "internal.h"
+#include "base/base.h"
+#include "crypto/crypto.h"
+#include "session/session.h"
 #include "mock_quic.h"
 
 /* ------------------------------------------------------------------ */

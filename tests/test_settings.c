@@ -16,6 +16,7 @@
 #include <openssl/ssl.h>
 
 #include "internal.h"
+#include "base/base.h"
 #include "mock_quic.h"
 
 /* One QTLS_R_NOT_IMPLEMENTED error whose data names `setting`; the queue is emptied. */

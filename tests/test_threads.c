@@ -30,6 +30,7 @@
 #include <openssl/x509.h>
 
 #include "internal.h"
+#include "session/session.h"
 #include "mock_quic.h"
 
 #define WORKERS 4

@@ -18,6 +18,7 @@
 #include <openssl/rand.h>
 
 #include "internal.h"
+#include "session/session.h"
 
 /* ------------------------------------------------------------------ */
 /* Fixtures                                                            */

@@ -1,8 +1,8 @@
 #!/bin/bash
 # run.sh BUILD_DIR CC: the fuzzing build mode (-DQTLS_FUZZING: fixed randomness, any signature,
-# Finished or binder accepted; src/crypto.c) must never reach a library that make builds.
+# Finished or binder accepted; src/crypto/crypto.c) must never reach a library that make builds.
 # Each check prints a cmocka-style summary so that make check counts it as a test.
-#   control:  src/crypto.c compiled with -DQTLS_FUZZING does carry the marker (so the two
+#   control:  src/crypto/crypto.c compiled with -DQTLS_FUZZING does carry the marker (so the two
 #             checks below can fail, and the marker has not been renamed under them)
 #   archive:  no object of BUILD_DIR/libqtls.a defines the marker or holds its text
 #   shared:   BUILD_DIR/libqtls.so holds neither
@@ -36,8 +36,8 @@ has_marker() {
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fuzzmode.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 if ! $CC -Iinclude -Isrc -D_GNU_SOURCE -DOPENSSL_SUPPRESS_DEPRECATED -std=c11 -O1 \
-        -DQTLS_FUZZING -c src/crypto.c -o "$tmp/crypto-fuzzing.o" 2>"$tmp/cc.log"; then
-    report control "src/crypto.c does not compile with -DQTLS_FUZZING: $(head -3 "$tmp/cc.log")"
+        -DQTLS_FUZZING -c src/crypto/crypto.c -o "$tmp/crypto-fuzzing.o" 2>"$tmp/cc.log"; then
+    report control "src/crypto/crypto.c does not compile with -DQTLS_FUZZING: $(head -3 "$tmp/cc.log")"
 elif ! has_marker "$tmp/crypto-fuzzing.o"; then
     report control "-DQTLS_FUZZING compiled no $SYMBOL into crypto.o: the checks below test nothing"
 else

@@ -1,0 +1,420 @@
+/*
+ * The client state machine (RFC 8446 §2, Figure 1 and §4.1.4), one function
+ * per state. Each reading state: read a message or ask for more, check its
+ * type, parse, consume (which adds it to the transcript), pick the next
+ * state.
+ */
+#include "internal.h"
+#include "base/base.h"
+#include "crypto/crypto.h"
+#include "policy/policy.h"
+#include "transport/transport.h"
+#include "handshake/handshake.h"
+
+#include <string.h>
+
+enum client_state {
+    CS_SEND_CLIENT_HELLO,
+    CS_READ_SERVER_HELLO,
+    CS_READ_ENCRYPTED_EXTENSIONS,
+    CS_READ_CERTIFICATE_REQUEST,
+    CS_READ_SERVER_CERTIFICATE,
+    CS_READ_SERVER_CERTIFICATE_VERIFY,
+    CS_READ_SERVER_FINISHED,
+    CS_SEND_CLIENT_CERTIFICATE,
+    CS_SEND_CLIENT_FINISHED,
+    CS_DONE,
+};
+
+/*
+ * RFC 9001 §4.1.4 (RFC 8446 §2): the level each state reads at. Initial until the
+ * ServerHello, Handshake until the server's Finished, then 1-RTT (post-handshake messages).
+ */
+static OSSL_ENCRYPTION_LEVEL read_level(enum client_state s)
+{
+    switch (s) {
+    case CS_SEND_CLIENT_HELLO:
+    case CS_READ_SERVER_HELLO:
+        return ssl_encryption_initial;
+    case CS_READ_ENCRYPTED_EXTENSIONS:
+    case CS_READ_CERTIFICATE_REQUEST:
+    case CS_READ_SERVER_CERTIFICATE:
+    case CS_READ_SERVER_CERTIFICATE_VERIFY:
+    case CS_READ_SERVER_FINISHED:
+        return ssl_encryption_handshake;
+    case CS_SEND_CLIENT_CERTIFICATE:
+    case CS_SEND_CLIENT_FINISHED:
+    case CS_DONE:
+        break;
+    }
+    return ssl_encryption_application;
+}
+
+/*
+ * RFC 9001 §4.1.4: the level each state writes at, which alerts use: Initial for the
+ * ClientHello, 0-RTT while waiting for the ServerHello if early data was offered, Handshake once
+ * its keys exist, 1-RTT from the server's Finished on (the application keys are installed).
+ */
+static OSSL_ENCRYPTION_LEVEL write_level(const SSL *c, enum client_state s)
+{
+    switch (s) {
+    case CS_SEND_CLIENT_HELLO:
+        return ssl_encryption_initial;
+    case CS_READ_SERVER_HELLO:
+        return c->hs->early_data_offered ? ssl_encryption_early_data : ssl_encryption_initial;
+    case CS_READ_ENCRYPTED_EXTENSIONS:
+    case CS_READ_CERTIFICATE_REQUEST:
+    case CS_READ_SERVER_CERTIFICATE:
+    case CS_READ_SERVER_CERTIFICATE_VERIFY:
+    case CS_READ_SERVER_FINISHED:
+        return ssl_encryption_handshake;
+    case CS_SEND_CLIENT_CERTIFICATE:
+    case CS_SEND_CLIENT_FINISHED:
+    case CS_DONE:
+        break;
+    }
+    return ssl_encryption_application;
+}
+
+/* Moves to state s and its levels; fails if input is left at the old read level (§5.1). */
+static QTLS_MUST_CHECK int set_state(SSL *c, enum client_state s)
+{
+    c->hs->state = s;
+    return quic_set_levels(c, read_level(s), write_level(c, s));
+}
+
+/* set_state, then w: what the state function asks of the driver. */
+static enum hs_wait next(SSL *c, enum client_state s, enum hs_wait w)
+{
+    return set_state(c, s) ? w : HS_ERROR;
+}
+
+/* §4.1.3: a ServerHello with this random is a HelloRetryRequest. */
+static const uint8_t hrr_random[32] = {
+    0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
+    0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
+};
+
+static int make_key_share(SSL *c, const struct group *g)
+{
+    struct hs *hs = c->hs;
+    struct wr share;
+    EVP_PKEY_free(hs->kex_key);
+    wr_init_fixed(&share, hs->my_share, sizeof(hs->my_share));
+    hs->kex_group = g;
+    hs->kex_key = crypto_kex_generate(g, &share);
+    hs->my_share_len = share.len;
+    return hs->kex_key != NULL || qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+}
+
+/*
+ * struct { ProtocolVersion legacy_version = 0x0303; Random random;
+ *          opaque legacy_session_id<0..32>; CipherSuite cipher_suites<2..2^16-2>;
+ *          opaque legacy_compression_methods<1..2^8-1>; Extension extensions<8..2^16-1>;
+ * } ClientHello;   (§4.1.2; the session id stays empty in QUIC, RFC 9001 §8.4)
+ */
+static enum hs_wait do_send_client_hello(SSL *c)
+{
+    struct hs *hs = c->hs;
+    struct wr *w = &hs->out;
+    if (c->alpn_len == 0) /* RFC 9001 §8.1 */
+        return hs_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_NO_APPLICATION_PROTOCOL);
+    if (!hs->hrr_done) {
+        /* The key share: the first group configured that the security level allows. */
+        const struct group *g = NULL;
+        for (size_t i = 0; g == NULL && i < c->n_groups; i++)
+            if (seclevel_group_ok(c, c->groups[i]))
+                g = group_by_id(c->groups[i]);
+        if (g == NULL)
+            return hs_fail(c, SSL_AD_INTERNAL_ERROR,
+                           c->n_groups > 0 ? SSL_R_NO_SUITABLE_GROUPS : SSL_R_NO_SHARED_GROUPS);
+        if (!crypto_random(c->client_random, sizeof(c->client_random)) ||
+            !crypto_random(hs->grease_seed, sizeof(hs->grease_seed)) || !make_key_share(c, g))
+            return HS_ERROR;
+    }
+    if (!psk_client_prepare(c))
+        return HS_ERROR;
+    size_t at = msg_begin(c, ssl_encryption_initial, HT_CLIENT_HELLO);
+    wr_u16(w, TLS1_2_VERSION);
+    wr_bytes(w, c->client_random, sizeof(c->client_random));
+    wr_u8(w, 0);
+    size_t suites = wr_open_vec(w, 2);
+    if (c->grease_enabled) /* RFC 8701 §3 */
+        wr_u16(w, grease_value(c, GREASE_CIPHER));
+    for (size_t i = 0; i < c->suites.n; i++)
+        wr_u16(w, suite_at(&c->suites, i)->tls_id);
+    wr_close_vec(w, suites, 2);
+    wr_u8(w, 1);
+    wr_u8(w, 0);
+    size_t exts = wr_open_vec(w, 2);
+    if (!ext_write_client_hello(c, w)) /* the table's rows, pre_shared_key last (§4.2.11) */
+        return HS_ERROR;
+    wr_close_vec(w, exts, 2);
+    msg_set_length(c, at); /* the binder covers the header with the full length (§4.2.11.2) */
+    if (!psk_fill_binder(c, at) || !msg_end(c, at) || !psk_client_after_hello(c))
+        return HS_ERROR;
+    return next(c, CS_READ_SERVER_HELLO, HS_FLUSH); /* the client's first flight ends */
+}
+
+static int offered_suite(SSL *c, const SSL_CIPHER *s)
+{
+    for (size_t i = 0; i < c->suites.n; i++)
+        if (suite_at(&c->suites, i) == s)
+            return 1;
+    return 0;
+}
+
+/* Did the hello being read carry extension i (its rows filled hs->hello)? */
+static int hello_has(const SSL *c, enum ext_idx i) { return (c->hs->hello.present >> i) & 1; }
+
+/*
+ * §4.1.4: HelloRetryRequest. Switch to the server's group and send ClientHello again. The
+ * cookie row kept the cookie for it; the key_share row read the group.
+ */
+static enum hs_wait process_hello_retry_request(SSL *c, const struct rd *whole)
+{
+    struct hs *hs = c->hs;
+    uint16_t group_id = hs->hello.group;
+    if (hs->hrr_done) /* only one HelloRetryRequest per handshake */
+        return hs_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_UNEXPECTED_MESSAGE);
+    if (!hello_has(c, EXT_KEY_SHARE) && !hello_has(c, EXT_COOKIE))
+        return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_HELLO_REQUEST);
+    if (!transcript_set_hash(&hs->transcript, c->cipher->hash) ||
+        !transcript_hrr_restart(&hs->transcript) || !msg_consume(c, whole))
+        return HS_ERROR;
+    hs->hrr_done = 1;
+    hs->hrr_cipher = c->cipher;
+    if (hs->early_data_offered) /* §4.2.10: the second ClientHello carries no 0-RTT */
+        c->early_data_reason = ssl_early_data_hello_retry_request;
+    if (hello_has(c, EXT_KEY_SHARE)) {
+        /* §4.2.8: a group we support, and not the one we already sent. */
+        int ours = 0;
+        for (size_t i = 0; i < c->n_groups; i++)
+            ours |= c->groups[i] == group_id && seclevel_group_ok(c, group_id);
+        if (!ours || group_id == hs->kex_group->id || group_by_id(group_id) == NULL)
+            return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE);
+        if (!make_key_share(c, group_by_id(group_id)))
+            return HS_ERROR;
+    }
+    return next(c, CS_SEND_CLIENT_HELLO, HS_CONTINUE);
+}
+
+/* §4.2.8: the server's share (the key_share row read it), in the group we offered; then keys. */
+static enum hs_wait process_server_hello(SSL *c, const struct rd *whole)
+{
+    struct hs *hs = c->hs;
+    struct rd share = hs->hello.share;
+    uint16_t group_id = hs->hello.group;
+    uint8_t ecdhe[128];
+    if (!hello_has(c, EXT_KEY_SHARE))
+        return hs_fail(c, SSL_AD_MISSING_EXTENSION, QTLS_R_MISSING_EXTENSION);
+    if (group_id != hs->kex_group->id)
+        return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE);
+    size_t n = crypto_kex_derive(hs->kex_group, hs->kex_key, share.p, share.n, ecdhe,
+                                 sizeof(ecdhe));
+    if (n == 0)
+        return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
+    c->group_id = group_id;
+    EVP_PKEY_free(hs->kex_key);
+    hs->kex_key = NULL;
+    int ok = psk_client_server_hello(c) &&
+             transcript_set_hash(&hs->transcript, c->cipher->hash) && msg_consume(c, whole) &&
+             set_state(c, CS_READ_ENCRYPTED_EXTENSIONS) && sec_derive_handshake(c, ecdhe, n);
+    OPENSSL_cleanse(ecdhe, sizeof(ecdhe));
+    return ok ? HS_CONTINUE : HS_ERROR;
+}
+
+/* §4.1.3: ServerHello and HelloRetryRequest share one structure. */
+static enum hs_wait do_read_server_hello(SSL *c)
+{
+    struct rd body, whole, session_id, exts;
+    enum hs_wait wait;
+    uint16_t legacy_version, suite_id;
+    uint8_t random[32], compression;
+    if (!msg_read_expected(c, HT_SERVER_HELLO, &body, &whole, &wait))
+        return wait;
+    if (!rd_u16(&body, &legacy_version) || !rd_copy(&body, random, sizeof(random)) ||
+        !rd_vec8(&body, &session_id) || !rd_u16(&body, &suite_id) ||
+        !rd_u8(&body, &compression) || !rd_vec16(&body, &exts) || !rd_empty(&body))
+        return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    int is_hrr = memcmp(random, hrr_random, sizeof(random)) == 0;
+    if (!ext_parse(c, is_hrr ? MSG_HRR : MSG_SH, exts)) /* the rows fill hs->hello */
+        return HS_ERROR;
+    /* §4.2.1: TLS 1.3 is negotiated by supported_versions alone. */
+    if (!hello_has(c, EXT_SUPPORTED_VERSIONS))
+        return hs_fail(c, SSL_AD_PROTOCOL_VERSION, SSL_R_UNSUPPORTED_PROTOCOL);
+    if (c->hs->hello.version != TLS1_3_VERSION || legacy_version != TLS1_2_VERSION)
+        return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_UNSUPPORTED_PROTOCOL);
+    if (!rd_empty(&session_id) || compression != 0)
+        return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_DATA);
+    const SSL_CIPHER *suite = suite_by_tls_id(suite_id);
+    /* §4.1.4: the ServerHello must keep the suite of the HelloRetryRequest. */
+    if (suite == NULL || !offered_suite(c, suite) ||
+        (c->hs->hrr_cipher != NULL && c->hs->hrr_cipher != suite))
+        return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CIPHER_RETURNED);
+    c->cipher = suite;
+    c->version = TLS1_3_VERSION;
+    return is_hrr ? process_hello_retry_request(c, &whole) : process_server_hello(c, &whole);
+}
+
+/* §4.3.1: struct { Extension extensions<0..2^16-1>; } EncryptedExtensions; */
+static enum hs_wait do_read_encrypted_extensions(SSL *c)
+{
+    struct rd body, whole, exts;
+    enum hs_wait wait;
+    if (!msg_read_expected(c, HT_ENCRYPTED_EXTENSIONS, &body, &whole, &wait))
+        return wait;
+    if (!rd_vec16(&body, &exts) || !rd_empty(&body))
+        return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    /* The rows (ALPN, SNI, transport parameters, early_data) and the application's. */
+    if (!ext_parse(c, MSG_EE, exts) || !psk_client_reverify_after_encrypted_extensions(c) ||
+        !msg_consume(c, &whole))
+        return HS_ERROR;
+    /* A resumed handshake authenticates with the PSK: no certificate messages (§2.2). */
+    return next(c, c->hs->resumed ? CS_READ_SERVER_FINISHED : CS_READ_CERTIFICATE_REQUEST,
+                HS_CONTINUE);
+}
+
+/* §4.3.2: optional; remembers the context and the schemes for our CertificateVerify. */
+static enum hs_wait do_read_certificate_request(SSL *c)
+{
+    struct hs *hs = c->hs;
+    struct rd body, whole, context, exts;
+    uint8_t type;
+    int r = msg_read(c, &type, &body, &whole);
+    if (r <= 0)
+        return r == 0 ? HS_WANT_MESSAGE : HS_ERROR;
+    if (type != HT_CERTIFICATE_REQUEST)
+        return next(c, CS_READ_SERVER_CERTIFICATE, HS_CONTINUE);
+    /* §4.3.2: the context is empty outside post-handshake auth, which QUIC forbids. */
+    if (!rd_vec8(&body, &context) || !rd_vec16(&body, &exts) || !rd_empty(&body) ||
+        !rd_empty(&context))
+        return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    /* The rows: certificate_authorities, signature_algorithms (hs->peer_sigschemes),
+       compress_certificate (hs->cert_comp_tx). */
+    if (!ext_parse(c, MSG_CR, exts))
+        return HS_ERROR;
+    wr_bytes(&hs->cert_request_context, context.p, context.n);
+    if (!wr_ok(&hs->cert_request_context))
+        return hs_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+    hs->cert_requested = 1;
+    if (!msg_consume(c, &whole))
+        return HS_ERROR;
+    return next(c, CS_READ_SERVER_CERTIFICATE, HS_CONTINUE);
+}
+
+/* §4.4.2: the server's chain, which may not be empty (§4.4.2.4), verified here. */
+static enum hs_wait do_read_server_certificate(SSL *c)
+{
+    struct rd whole;
+    enum hs_wait wait;
+    if (!msg_read_certificate(c, 0, &whole, &wait)) /* or CompressedCertificate */
+        return wait;
+    if (!cert_verify_peer_chain(c, c->peer_chain) || !msg_consume(c, &whole))
+        return HS_ERROR;
+    return next(c, CS_READ_SERVER_CERTIFICATE_VERIFY, HS_CONTINUE);
+}
+
+/* §4.4.3: the signature over the transcript proves the certificate's key. */
+static enum hs_wait do_read_server_certificate_verify(SSL *c)
+{
+    enum hs_wait w = msg_read_certificate_verify(c);
+    if (w != HS_CONTINUE)
+        return w;
+    /* The certificate is proven: the status callback may judge its stapled response. */
+    if (!ocsp_client_run_cb(c))
+        return HS_ERROR;
+    return next(c, CS_READ_SERVER_FINISHED, HS_CONTINUE);
+}
+
+/* §4.4.4: the server's Finished; then the application secrets (§7.1, RFC 9001 §4.1.4). */
+static enum hs_wait do_read_server_finished(SSL *c)
+{
+    struct hs *hs = c->hs;
+    enum hs_wait w = msg_read_finished(c, &hs->server_hs);
+    if (w != HS_CONTINUE)
+        return w;
+    /* The server's flight is read: anything after it is post-handshake, at 1-RTT. */
+    if (!set_state(c, hs->cert_requested ? CS_SEND_CLIENT_CERTIFICATE : CS_SEND_CLIENT_FINISHED) ||
+        !sec_derive_application(c))
+        return HS_ERROR;
+    return HS_CONTINUE;
+}
+
+/*
+ * The pair to answer a CertificateRequest with (references in *out): the certificate callback
+ * runs first and may set one; then a configured pair the server's signature_algorithms allow
+ * (certset.c); else SSL_CTX_set_client_cert_cb's. 1: *out and *scheme set; 0: no certificate;
+ * -1: failed (alert set); -2: the certificate callback asked to be called again.
+ */
+static int client_certificate(SSL *c, struct cert_cfg *out, uint16_t *scheme)
+{
+    struct hs *hs = c->hs;
+    int r = certset_run_cb(c);
+    if (r <= 0)
+        return r == 0 ? -1 : -2;
+    if (certset_choose(c, certset_of(c), hs->peer_sigschemes, hs->n_peer_sigschemes, out, scheme))
+        return 1;
+    if (c->alert != 0)
+        return -1;
+    SSL_CTX *ctx = c->ctx;
+    if (ctx->client_cert_cb == NULL || ctx->client_cert_cb(c, &out->cert, &out->pkey) != 1)
+        return 0;
+    if (out->cert == NULL || out->pkey == NULL || !X509_check_private_key(out->cert, out->pkey)) {
+        ERR_clear_error(); /* an unusable answer means no certificate, as in OpenSSL */
+        return 0;
+    }
+    return sigalgs_choose_scheme(out->pkey, hs->peer_sigschemes, hs->n_peer_sigschemes, scheme);
+}
+
+/* §4.4.2: our certificate if we have one the server can accept, else an empty one. */
+static enum hs_wait do_send_client_certificate(SSL *c)
+{
+    struct hs *hs = c->hs;
+    uint16_t scheme = 0;
+    int have = client_certificate(c, &hs->cert, &scheme);
+    if (have < 0)
+        return have == -2 ? HS_WANT_X509_LOOKUP : HS_ERROR; /* the state stays: called again */
+    int ok = msg_write_certificate(c, hs->cert_request_context.buf, hs->cert_request_context.len,
+                                   have ? &hs->cert : NULL) &&
+             (!have || msg_write_certificate_verify(c, hs->cert.pkey, scheme));
+    if (!ok)
+        return HS_ERROR;
+    return next(c, CS_SEND_CLIENT_FINISHED, HS_CONTINUE);
+}
+
+/* §4.4.4: our Finished ends the handshake; resumption_master_secret follows it (§7.1). */
+static enum hs_wait do_send_client_finished(SSL *c)
+{
+    if (!msg_write_finished(c, &c->hs->client_hs) || !sec_derive_resumption(c))
+        return HS_ERROR;
+    return next(c, CS_DONE, HS_DONE);
+}
+
+/* RFC 8446 Appendix A.1: the client state machine, one function per state. */
+enum hs_wait client_step(SSL *c)
+{
+    switch ((enum client_state)c->hs->state) {
+    case CS_SEND_CLIENT_HELLO:
+        return do_send_client_hello(c);
+    case CS_READ_SERVER_HELLO:
+        return do_read_server_hello(c);
+    case CS_READ_ENCRYPTED_EXTENSIONS:
+        return do_read_encrypted_extensions(c);
+    case CS_READ_CERTIFICATE_REQUEST:
+        return do_read_certificate_request(c);
+    case CS_READ_SERVER_CERTIFICATE:
+        return do_read_server_certificate(c);
+    case CS_READ_SERVER_CERTIFICATE_VERIFY:
+        return do_read_server_certificate_verify(c);
+    case CS_READ_SERVER_FINISHED:
+        return do_read_server_finished(c);
+    case CS_SEND_CLIENT_CERTIFICATE:
+        return do_send_client_certificate(c);
+    case CS_SEND_CLIENT_FINISHED:
+        return do_send_client_finished(c);
+    case CS_DONE:
+        return HS_DONE;
+    }
+    return hs_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_BAD_HANDSHAKE_STATE);
+}

@@ -1,0 +1,87 @@
+/*
+ * transport/: where the engine's output leaves and its input arrives. The QUIC glue (quic.c:
+ * SSL_QUIC_METHOD, SSL_provide_quic_data buffered into whole messages per encryption level,
+ * secrets, flights and alerts handed to the stack) and the info and message callbacks that
+ * report every message (callbacks.c). The front doors above (api/) drive the engine through it.
+ */
+#ifndef QTLS_TRANSPORT_H
+#define QTLS_TRANSPORT_H
+
+#include "internal.h"
+
+/*
+ * How the glue reaches a front door other than SSL_QUIC_METHOD (quic_tls35.c: OpenSSL 3.5's
+ * third-party QUIC API). Function pointers, so that the glue calls no layer above it.
+ */
+struct quic_hooks {
+    /* More CRYPTO data at c->read_level into the input buffer: 1 some, 0 none yet, -1 failed
+       (alert recorded). */
+    int (*pull)(SSL *c);
+    /* The peer's transport parameters were kept (quic_take_peer_tp): 1 go on, 0 failed. */
+    int (*peer_tp)(SSL *c, const uint8_t *params, size_t len);
+    /* The end of each SSL_do_handshake: hands over what is due (secrets): 1, or 0 failed. */
+    int (*settle)(SSL *c);
+    /* Output the stack did not take yet, offered again: 1 all taken, 0 some still waits,
+       -1 failed (alert recorded). */
+    int (*flush)(SSL *c);
+    /* Does output wait for the stack (SSL_ERROR_WANT_WRITE until it is taken)? */
+    int (*out_waiting)(const SSL *c);
+};
+
+/* ------------------------------------------------------------------ */
+/* QUIC glue (quic.c)                                                 */
+/* ------------------------------------------------------------------ */
+
+/* Delivers a level's secrets to the QUIC stack (read or write may be NULL for 0-RTT). */
+QTLS_MUST_CHECK int quic_set_secrets(SSL *c, OSSL_ENCRYPTION_LEVEL level,
+                                     const struct secret *read, const struct secret *write);
+/* Hands a level's packed output to add_handshake_data. */
+QTLS_MUST_CHECK int quic_add_handshake_data(SSL *c, OSSL_ENCRYPTION_LEVEL level,
+                                            const uint8_t *p, size_t n);
+QTLS_MUST_CHECK int quic_flush_flight(SSL *c);
+/* Sends the pending alert once, at the current write level. */
+void quic_send_pending_alert(SSL *c);
+/*
+ * Returns 1 and the next whole message (header included) at the current
+ * read level if one is buffered; 0 if more data is needed; -1 on a level
+ * violation (error already raised).
+ */
+QTLS_MUST_CHECK int quic_peek_message(SSL *c, struct rd *msg);
+/* Drops the message returned by quic_peek_message. */
+void quic_consume_message(SSL *c, size_t len);
+/*
+ * The levels a handshake state reads and writes at (client.c, server.c derive them from the
+ * state): fails, levels unchanged, if bytes are left at the old read level (RFC 8446 §5.1).
+ * The write level is the one SSL_quic_write_level reports and alerts go out at.
+ */
+QTLS_MUST_CHECK int quic_set_levels(SSL *c, OSSL_ENCRYPTION_LEVEL read,
+                                    OSSL_ENCRYPTION_LEVEL write);
+/* Frees the input buffers. */
+void quic_free_buffers(SSL *c);
+/* Drops what the glue needs only until the handshake is done (our transport parameters). */
+void quic_handshake_done(SSL *c);
+/* Test hook: the bytes buffered at a level, and the buffer's size (0 and 0 when none). */
+void quic_test_input(const SSL *c, OSSL_ENCRYPTION_LEVEL level, size_t *len, size_t *cap);
+/* Frees the input buffers of levels with nothing left unread (between API calls only). */
+void quic_release_consumed(SSL *c);
+/* SSL_provide_quic_data without the front-door checks (the 3.5 API's pull uses it). */
+QTLS_MUST_CHECK int quic_buffer_input(SSL *ssl, OSSL_ENCRYPTION_LEVEL level, const uint8_t *data,
+                                      size_t len);
+/* SSL_set_quic_transport_params without the front-door checks: copies; NULL/0 clears. */
+QTLS_MUST_CHECK int quic_set_local_tp(SSL *ssl, const uint8_t *params, size_t len);
+/* Raises QTLS_R_QUIC_API_MIXED naming the function called; returns 0. */
+int quic_api_mixed(const char *function);
+
+/* Records the peer's transport parameters from either codepoint, NULL if absent (quic.c). */
+QTLS_MUST_CHECK int quic_take_peer_tp(SSL *c, const struct rd *v1, const struct rd *draft);
+
+/*
+ * callbacks.c: the info and message callbacks and the handshake facts. cb_handshake_message is
+ * called for every whole handshake message sent (at msg_end) or received (when consumed); it
+ * records the state, the server random and the Finished bytes, then runs the callbacks.
+ */
+void cb_info(const SSL *c, int where, int ret);
+void cb_handshake_message(SSL *c, int sent, const uint8_t *msg, size_t len);
+void cb_alert_sent(SSL *c, uint8_t alert);
+
+#endif
