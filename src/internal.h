@@ -409,6 +409,28 @@ static inline struct ssl_cold *cold_for(SSL *s, int needed)
 
 
 /*
+ * What a state function asks of the driver, and the one answer of every helper a state function
+ * calls that can do more than succeed or fail (read a message, run an application callback):
+ * HS_CONTINUE go on, HS_ERROR failed (alert recorded), or one of the waits. Helpers that only
+ * succeed or fail return 1 or 0.
+ */
+enum hs_wait {
+    HS_ERROR,
+    HS_CONTINUE,
+    HS_WANT_MESSAGE,
+    HS_FLUSH, /* a flight ends here: hand it to the QUIC stack and flush, then go on */
+    HS_DONE,
+    HS_WANT_CLIENT_HELLO_CB,
+    HS_WANT_X509_LOOKUP
+};
+
+/*
+ * qtls_fail for a state function: the same error and alert, and HS_ERROR as its result, so that
+ * no state function returns an int that happens to equal HS_ERROR.
+ */
+#define hs_fail(c, alert, reason) (qtls_fail((c), (alert), (reason)), HS_ERROR)
+
+/*
  * The extensions the engine knows (RFC 8446 §4.2), one line each: X(name, codepoint, hrr), where
  * hrr says the extension may differ between the two ClientHellos of a HelloRetryRequest
  * (§4.1.2: key_share, early_data, cookie, pre_shared_key, padding). The list gives enum ext_idx

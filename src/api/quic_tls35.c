@@ -34,10 +34,10 @@ struct tls35 {
     void *arg;
     /* Secrets derived but not yet yielded, per level (0-RTT, handshake, application). */
     struct pending_secret read[4], write[4];
-    /* Output crypto_send did not take yet, in order: bytes [off, len) of buf; seg_end[l] is
-       where level l's bytes end (levels only rise, so each level is one run). */
-    uint8_t *buf;
-    size_t off, len, cap;
+    /* Output crypto_send did not take yet, in order: bytes [off, wr_len(&out)) of out; seg_end[l]
+       is where level l's bytes end (levels only rise, so each level is one run). */
+    struct wr out;
+    size_t off;
     size_t seg_end[4];
 };
 
@@ -73,7 +73,7 @@ static int yield(SSL *c, int level, int direction)
 /* The level of the first byte waiting for crypto_send, or -1 when none waits. */
 static int waiting_level(const struct tls35 *t)
 {
-    if (t->off == t->len)
+    if (t->off == wr_len(&t->out))
         return -1;
     for (int l = 0; l < 4; l++)
         if (t->off < t->seg_end[l])
@@ -137,34 +137,24 @@ static int sink_set_secrets(SSL *c, OSSL_ENCRYPTION_LEVEL level, const uint8_t *
 /*
  * crypto_send may take less than offered. 3.5 (quic_tls.c, quic_write_records) then keeps the
  * rest and signals a retry: SSL_do_handshake returns -1 with SSL_ERROR_WANT_WRITE and the next
- * call offers the rest before anything else. So here: whatever is not taken waits in t->buf,
+ * call offers the rest before anything else. So here: whatever is not taken waits in t->out,
  * and output that comes while something waits queues behind it.
  */
 static int queue(SSL *c, OSSL_ENCRYPTION_LEVEL level, const uint8_t *data, size_t len)
 {
     struct tls35 *t = c->tls35;
-    if (t->off == t->len) { /* nothing waits: start afresh */
-        t->off = t->len = 0;
+    if (t->off == wr_len(&t->out)) { /* nothing waits: start afresh */
+        t->off = 0;
+        wr_reset(&t->out);
         memset(t->seg_end, 0, sizeof(t->seg_end));
     }
-    if (len > SIZE_MAX - t->len) {
-        ERR_raise(ERR_LIB_SSL, ERR_R_INTERNAL_ERROR);
+    wr_bytes(&t->out, data, len);
+    if (!wr_ok(&t->out)) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
         return 0;
     }
-    if (t->len + len > t->cap) {
-        size_t cap = t->len + len < 2 * t->cap ? 2 * t->cap : t->len + len;
-        uint8_t *b = OPENSSL_clear_realloc(t->buf, t->cap, cap);
-        if (b == NULL) {
-            ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
-            return 0;
-        }
-        t->buf = b;
-        t->cap = cap;
-    }
-    memcpy(t->buf + t->len, data, len);
-    t->len += len;
     for (int l = level; l < 4; l++) /* the levels above start where this one ends */
-        t->seg_end[l] = t->len;
+        t->seg_end[l] = wr_len(&t->out);
     return 1;
 }
 
@@ -187,7 +177,7 @@ static int sink_add_handshake_data(SSL *c, OSSL_ENCRYPTION_LEVEL level, const ui
                                    size_t len)
 {
     struct tls35 *t = c->tls35;
-    if (t->off < t->len) /* behind what waits */
+    if (t->off < wr_len(&t->out)) /* behind what waits */
         return queue(c, level, data, len);
     if (!yield_due(c))
         return 0;
@@ -201,12 +191,12 @@ static int sink_add_handshake_data(SSL *c, OSSL_ENCRYPTION_LEVEL level, const ui
 static int hook_flush(SSL *c)
 {
     struct tls35 *t = c->tls35;
-    while (t->off < t->len) {
+    while (t->off < wr_len(&t->out)) {
         int l = waiting_level(t);
         if (!yield_due(c))
             return -1;
         size_t want = t->seg_end[l] - t->off;
-        size_t n = send_once(c, t->buf + t->off, want);
+        size_t n = send_once(c, t->out.buf + t->off, want);
         if (n == (size_t)-1)
             return -1;
         t->off += n;
@@ -216,7 +206,7 @@ static int hook_flush(SSL *c)
     return yield_due(c) ? 1 : -1;
 }
 
-static int hook_out_waiting(const SSL *c) { return c->tls35->off < c->tls35->len; }
+static int hook_out_waiting(const SSL *c) { return c->tls35->off < wr_len(&c->tls35->out); }
 
 /* The end of a flight: the output is handed over, what waited on it is due. */
 static int sink_flush_flight(SSL *c) { return yield_due(c); }
@@ -344,7 +334,7 @@ int SSL_set_quic_tls_cbs(SSL *s, const OSSL_DISPATCH *qtdis, void *arg)
     }
     /* A second call replaces the callbacks (3.5 would keep the first call's, a slip there);
        before the handshake nothing waits to be sent. */
-    OPENSSL_clear_free(s->tls35->buf, s->tls35->cap);
+    wr_free(&s->tls35->out);
     *s->tls35 = parsed;
     s->tls35->arg = arg;
     s->quic_method = &tls35_sink;
@@ -431,7 +421,7 @@ void tls35_free(SSL *s)
 {
     if (s->tls35 == NULL)
         return;
-    OPENSSL_clear_free(s->tls35->buf, s->tls35->cap);
+    wr_free(&s->tls35->out);
     OPENSSL_clear_free(s->tls35, sizeof(*s->tls35)); /* wipes the waiting secrets */
     s->tls35 = NULL;
 }

@@ -27,60 +27,32 @@ enum client_state {
 };
 
 /*
- * RFC 9001 §4.1.4 (RFC 8446 §2): the level each state reads at. Initial until the
- * ServerHello, Handshake until the server's Finished, then 1-RTT (post-handshake messages).
+ * RFC 9001 §4.1.4 (RFC 8446 §2): the levels each state reads and writes at. Reads: Initial until
+ * the ServerHello, Handshake until the server's Finished, then 1-RTT (post-handshake messages).
+ * Writes (alerts too): Initial for the ClientHello, 0-RTT while waiting for the ServerHello if
+ * early data was offered (set_state), Handshake once its keys exist, 1-RTT from the server's
+ * Finished on (the application keys are installed).
  */
-static OSSL_ENCRYPTION_LEVEL read_level(enum client_state s)
-{
-    switch (s) {
-    case CS_SEND_CLIENT_HELLO:
-    case CS_READ_SERVER_HELLO:
-        return ssl_encryption_initial;
-    case CS_READ_ENCRYPTED_EXTENSIONS:
-    case CS_READ_CERTIFICATE_REQUEST:
-    case CS_READ_SERVER_CERTIFICATE:
-    case CS_READ_SERVER_CERTIFICATE_VERIFY:
-    case CS_READ_SERVER_FINISHED:
-        return ssl_encryption_handshake;
-    case CS_SEND_CLIENT_CERTIFICATE:
-    case CS_SEND_CLIENT_FINISHED:
-    case CS_DONE:
-        break;
-    }
-    return ssl_encryption_application;
-}
-
-/*
- * RFC 9001 §4.1.4: the level each state writes at, which alerts use: Initial for the
- * ClientHello, 0-RTT while waiting for the ServerHello if early data was offered, Handshake once
- * its keys exist, 1-RTT from the server's Finished on (the application keys are installed).
- */
-static OSSL_ENCRYPTION_LEVEL write_level(const SSL *c, enum client_state s)
-{
-    switch (s) {
-    case CS_SEND_CLIENT_HELLO:
-        return ssl_encryption_initial;
-    case CS_READ_SERVER_HELLO:
-        return c->hs->early_data_offered ? ssl_encryption_early_data : ssl_encryption_initial;
-    case CS_READ_ENCRYPTED_EXTENSIONS:
-    case CS_READ_CERTIFICATE_REQUEST:
-    case CS_READ_SERVER_CERTIFICATE:
-    case CS_READ_SERVER_CERTIFICATE_VERIFY:
-    case CS_READ_SERVER_FINISHED:
-        return ssl_encryption_handshake;
-    case CS_SEND_CLIENT_CERTIFICATE:
-    case CS_SEND_CLIENT_FINISHED:
-    case CS_DONE:
-        break;
-    }
-    return ssl_encryption_application;
-}
+static const struct hs_levels levels[CS_DONE + 1] = {
+    [CS_SEND_CLIENT_HELLO] = {HS_INITIAL, HS_INITIAL},
+    [CS_READ_SERVER_HELLO] = {HS_INITIAL, HS_INITIAL},
+    [CS_READ_ENCRYPTED_EXTENSIONS] = {HS_HANDSHAKE, HS_HANDSHAKE},
+    [CS_READ_CERTIFICATE_REQUEST] = {HS_HANDSHAKE, HS_HANDSHAKE},
+    [CS_READ_SERVER_CERTIFICATE] = {HS_HANDSHAKE, HS_HANDSHAKE},
+    [CS_READ_SERVER_CERTIFICATE_VERIFY] = {HS_HANDSHAKE, HS_HANDSHAKE},
+    [CS_READ_SERVER_FINISHED] = {HS_HANDSHAKE, HS_HANDSHAKE},
+    [CS_SEND_CLIENT_CERTIFICATE] = {HS_APPLICATION, HS_APPLICATION},
+    [CS_SEND_CLIENT_FINISHED] = {HS_APPLICATION, HS_APPLICATION},
+    [CS_DONE] = {HS_APPLICATION, HS_APPLICATION},
+};
 
 /* Moves to state s and its levels; fails if input is left at the old read level (§5.1). */
 static QTLS_MUST_CHECK int set_state(SSL *c, enum client_state s)
 {
-    c->hs->state = s;
-    return quic_set_levels(c, read_level(s), write_level(c, s));
+    struct hs_levels l = levels[s];
+    if (s == CS_READ_SERVER_HELLO && c->hs->early_data_offered)
+        l.write = HS_EARLY;
+    return hs_set_state(c, s, l);
 }
 
 /* set_state, then w: what the state function asks of the driver. */
@@ -88,12 +60,6 @@ static enum hs_wait next(SSL *c, enum client_state s, enum hs_wait w)
 {
     return set_state(c, s) ? w : HS_ERROR;
 }
-
-/* §4.1.3: a ServerHello with this random is a HelloRetryRequest. */
-static const uint8_t hrr_random[32] = {
-    0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
-    0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
-};
 
 static int make_key_share(SSL *c, const struct group *g)
 {
@@ -164,9 +130,6 @@ static int offered_suite(SSL *c, const SSL_CIPHER *s)
     return 0;
 }
 
-/* Did the hello being read carry extension i (its rows filled hs->hello)? */
-static int hello_has(const SSL *c, enum ext_idx i) { return (c->hs->hello.present >> i) & 1; }
-
 /*
  * §4.1.4: HelloRetryRequest. Switch to the server's group and send ClientHello again. The
  * cookie row kept the cookie for it; the key_share row read the group.
@@ -228,16 +191,16 @@ static enum hs_wait process_server_hello(SSL *c, const struct rd *whole)
 static enum hs_wait do_read_server_hello(SSL *c)
 {
     struct rd body, whole, session_id, exts;
-    enum hs_wait wait;
     uint16_t legacy_version, suite_id;
     uint8_t random[32], compression;
-    if (!msg_read_expected(c, HT_SERVER_HELLO, &body, &whole, &wait))
-        return wait;
+    enum hs_wait r = msg_read_expected(c, HT_SERVER_HELLO, &body, &whole);
+    if (r != HS_CONTINUE)
+        return r;
     if (!rd_u16(&body, &legacy_version) || !rd_copy(&body, random, sizeof(random)) ||
         !rd_vec8(&body, &session_id) || !rd_u16(&body, &suite_id) ||
         !rd_u8(&body, &compression) || !rd_vec16(&body, &exts) || !rd_empty(&body))
         return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-    int is_hrr = memcmp(random, hrr_random, sizeof(random)) == 0;
+    int is_hrr = memcmp(random, msg_hrr_random, sizeof(random)) == 0;
     if (!ext_parse(c, is_hrr ? MSG_HRR : MSG_SH, exts)) /* the rows fill hs->hello */
         return HS_ERROR;
     /* §4.2.1: TLS 1.3 is negotiated by supported_versions alone. */
@@ -261,9 +224,9 @@ static enum hs_wait do_read_server_hello(SSL *c)
 static enum hs_wait do_read_encrypted_extensions(SSL *c)
 {
     struct rd body, whole, exts;
-    enum hs_wait wait;
-    if (!msg_read_expected(c, HT_ENCRYPTED_EXTENSIONS, &body, &whole, &wait))
-        return wait;
+    enum hs_wait r = msg_read_expected(c, HT_ENCRYPTED_EXTENSIONS, &body, &whole);
+    if (r != HS_CONTINUE)
+        return r;
     if (!rd_vec16(&body, &exts) || !rd_empty(&body))
         return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     /* The rows (ALPN, SNI, transport parameters, early_data) and the application's. */
@@ -281,9 +244,9 @@ static enum hs_wait do_read_certificate_request(SSL *c)
     struct hs *hs = c->hs;
     struct rd body, whole, context, exts;
     uint8_t type;
-    int r = msg_read(c, &type, &body, &whole);
-    if (r <= 0)
-        return r == 0 ? HS_WANT_MESSAGE : HS_ERROR;
+    enum hs_wait r = msg_read(c, &type, &body, &whole);
+    if (r != HS_CONTINUE)
+        return r;
     if (type != HT_CERTIFICATE_REQUEST)
         return next(c, CS_READ_SERVER_CERTIFICATE, HS_CONTINUE);
     /* §4.3.2: the context is empty outside post-handshake auth, which QUIC forbids. */
@@ -307,9 +270,9 @@ static enum hs_wait do_read_certificate_request(SSL *c)
 static enum hs_wait do_read_server_certificate(SSL *c)
 {
     struct rd whole;
-    enum hs_wait wait;
-    if (!msg_read_certificate(c, 0, &whole, &wait)) /* or CompressedCertificate */
-        return wait;
+    enum hs_wait r = msg_read_certificate(c, 0, &whole); /* or CompressedCertificate */
+    if (r != HS_CONTINUE)
+        return r;
     if (!cert_verify_peer_chain(c, c->peer_chain) || !msg_consume(c, &whole))
         return HS_ERROR;
     return next(c, CS_READ_SERVER_CERTIFICATE_VERIFY, HS_CONTINUE);
@@ -344,27 +307,32 @@ static enum hs_wait do_read_server_finished(SSL *c)
 /*
  * The pair to answer a CertificateRequest with (references in *out): the certificate callback
  * runs first and may set one; then a configured pair the server's signature_algorithms allow
- * (certset.c); else SSL_CTX_set_client_cert_cb's. 1: *out and *scheme set; 0: no certificate;
- * -1: failed (alert set); -2: the certificate callback asked to be called again.
+ * (certset.c); else SSL_CTX_set_client_cert_cb's. HS_CONTINUE with *have (*out and *scheme set)
+ * or not (no certificate), HS_ERROR (alert set), or HS_WANT_X509_LOOKUP: the certificate
+ * callback asked to be called again.
  */
-static int client_certificate(SSL *c, struct cert_cfg *out, uint16_t *scheme)
+static enum hs_wait client_certificate(SSL *c, struct cert_cfg *out, uint16_t *scheme, int *have)
 {
     struct hs *hs = c->hs;
-    int r = certset_run_cb(c);
-    if (r <= 0)
-        return r == 0 ? -1 : -2;
-    if (certset_choose(c, certset_of(c), hs->peer_sigschemes, hs->n_peer_sigschemes, out, scheme))
-        return 1;
+    *have = 0;
+    enum hs_wait r = certset_run_cb(c);
+    if (r != HS_CONTINUE)
+        return r;
+    if (certset_choose(c, certset_of(c), hs->peer_sigschemes, hs->n_peer_sigschemes, out, scheme)) {
+        *have = 1;
+        return HS_CONTINUE;
+    }
     if (c->alert != 0)
-        return -1;
+        return HS_ERROR;
     SSL_CTX *ctx = c->ctx;
     if (ctx->client_cert_cb == NULL || ctx->client_cert_cb(c, &out->cert, &out->pkey) != 1)
-        return 0;
+        return HS_CONTINUE;
     if (out->cert == NULL || out->pkey == NULL || !X509_check_private_key(out->cert, out->pkey)) {
         ERR_clear_error(); /* an unusable answer means no certificate, as in OpenSSL */
-        return 0;
+        return HS_CONTINUE;
     }
-    return sigalgs_choose_scheme(out->pkey, hs->peer_sigschemes, hs->n_peer_sigschemes, scheme);
+    *have = sigalgs_choose_scheme(out->pkey, hs->peer_sigschemes, hs->n_peer_sigschemes, scheme);
+    return HS_CONTINUE;
 }
 
 /* §4.4.2: our certificate if we have one the server can accept, else an empty one. */
@@ -372,9 +340,10 @@ static enum hs_wait do_send_client_certificate(SSL *c)
 {
     struct hs *hs = c->hs;
     uint16_t scheme = 0;
-    int have = client_certificate(c, &hs->cert, &scheme);
-    if (have < 0)
-        return have == -2 ? HS_WANT_X509_LOOKUP : HS_ERROR; /* the state stays: called again */
+    int have;
+    enum hs_wait r = client_certificate(c, &hs->cert, &scheme, &have);
+    if (r != HS_CONTINUE)
+        return r; /* on HS_WANT_X509_LOOKUP the state stays: called again */
     int ok = msg_write_certificate(c, hs->cert_request_context.buf, hs->cert_request_context.len,
                                    have ? &hs->cert : NULL) &&
              (!have || msg_write_certificate_verify(c, hs->cert.pkey, scheme));

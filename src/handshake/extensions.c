@@ -501,7 +501,7 @@ static int parse_tp(SSL *c, const struct rd *body)
 /* Both codepoints read: quic.c takes one, or fails with missing_extension for neither. */
 static int parse_tp_draft(SSL *c, const struct rd *body)
 {
-    int v1 = (c->hs->hello.present >> EXT_QUIC_TP) & 1;
+    int v1 = hello_has(c, EXT_QUIC_TP);
     return quic_take_peer_tp(c, v1 ? &c->hs->hello.tp : NULL, body);
 }
 

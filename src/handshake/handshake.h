@@ -8,23 +8,33 @@
 #define QTLS_HANDSHAKE_H
 
 #include "internal.h"
+#include "transport/transport.h"
 
-/* What a state function asks of the driver. */
-enum hs_wait {
-    HS_ERROR,
-    HS_CONTINUE,
-    HS_WANT_MESSAGE,
-    HS_FLUSH, /* a flight ends here: hand it to the QUIC stack and flush, then go on */
-    HS_DONE,
-    HS_WANT_CLIENT_HELLO_CB,
-    HS_WANT_X509_LOOKUP
+
+/* Did the hello being read (ClientHello, ServerHello or HelloRetryRequest) carry extension i?
+   Its row filled hs->hello. */
+static inline int hello_has(const SSL *c, enum ext_idx i) { return (c->hs->hello.present >> i) & 1; }
+
+/* RFC 8446 §4.1.3: the Random of a HelloRetryRequest, SHA-256("HelloRetryRequest") (msg.c). */
+extern const uint8_t msg_hrr_random[32];
+
+/* The levels a state of either side reads and writes at (RFC 9001 §4.1.4); alerts go out at
+   the write level, and over TCP the levels are the record protection epochs. */
+struct hs_levels {
+    OSSL_ENCRYPTION_LEVEL read, write;
 };
+#define HS_INITIAL ssl_encryption_initial
+#define HS_EARLY ssl_encryption_early_data
+#define HS_HANDSHAKE ssl_encryption_handshake
+#define HS_APPLICATION ssl_encryption_application
 
-/*
- * qtls_fail for a state function: the same error and alert, and HS_ERROR as its result, so that
- * no state function returns an int that happens to equal HS_ERROR.
- */
-#define hs_fail(c, alert, reason) (qtls_fail((c), (alert), (reason)), HS_ERROR)
+/* Moves to `state` and its levels; fails if input is left at the old read level (RFC 8446
+   §5.1). */
+static inline QTLS_MUST_CHECK int hs_set_state(SSL *c, int state, struct hs_levels l)
+{
+    c->hs->state = state;
+    return quic_set_levels(c, l.read, l.write);
+}
 
 /* Starts the handshake state (client or server) on the first SSL_do_handshake. */
 QTLS_MUST_CHECK int hs_start(SSL *c);
@@ -48,17 +58,17 @@ QTLS_MUST_CHECK int msg_flush_output(SSL *c);
 /* Ends a flight: hands over the output, then flush_flight if anything was handed over. */
 QTLS_MUST_CHECK int msg_end_flight(SSL *c);
 /*
- * Reads the next message: 1 with type and body, 0 if more data is needed,
- * -1 on error. Rejects KeyUpdate and the types QUIC never carries.
+ * Reads the next message: HS_CONTINUE with type and body, HS_WANT_MESSAGE if more data is
+ * needed, HS_ERROR. Rejects KeyUpdate and the types QUIC never carries.
  */
-QTLS_MUST_CHECK int msg_read(SSL *c, uint8_t *type, struct rd *body, struct rd *whole);
+QTLS_MUST_CHECK enum hs_wait msg_read(SSL *c, uint8_t *type, struct rd *body, struct rd *whole);
 /* Consumes a message read by msg_read, adding it to the transcript. */
 QTLS_MUST_CHECK int msg_consume(SSL *c, const struct rd *whole);
 /* Fails with unexpected_message unless type == want. */
 QTLS_MUST_CHECK int msg_expect(SSL *c, uint8_t type, uint8_t want);
-/* msg_read + msg_expect: 1 with the message, else 0 and *wait says want-message or error. */
-QTLS_MUST_CHECK int msg_read_expected(SSL *c, uint8_t want, struct rd *body, struct rd *whole,
-                                      enum hs_wait *wait);
+/* msg_read + msg_expect: HS_CONTINUE with the message, HS_WANT_MESSAGE or HS_ERROR. */
+QTLS_MUST_CHECK enum hs_wait msg_read_expected(SSL *c, uint8_t want, struct rd *body,
+                                               struct rd *whole);
 /* Reads and checks the peer's CertificateVerify against c->peer_cert: HS_CONTINUE when done. */
 QTLS_MUST_CHECK enum hs_wait msg_read_certificate_verify(SSL *c);
 /* Reads and checks the peer's Finished (base: its handshake traffic secret): HS_CONTINUE. */
@@ -71,11 +81,10 @@ QTLS_MUST_CHECK int msg_write_certificate_verify(SSL *c, EVP_PKEY *key, uint16_t
 QTLS_MUST_CHECK int msg_write_finished(SSL *c, const struct secret *base);
 /*
  * Reads the peer's Certificate, or a CompressedCertificate if we offered compression (RFC 8879
- * §4), and parses it (msg_parse_certificate): 1 with the message in *whole, to be consumed;
- * else 0 and *wait says want-message or error.
+ * §4), and parses it (msg_parse_certificate): HS_CONTINUE with the message in *whole, to be
+ * consumed; else HS_WANT_MESSAGE or HS_ERROR.
  */
-QTLS_MUST_CHECK int msg_read_certificate(SSL *c, int allow_empty, struct rd *whole,
-                                         enum hs_wait *wait);
+QTLS_MUST_CHECK enum hs_wait msg_read_certificate(SSL *c, int allow_empty, struct rd *whole);
 /* Parses Certificate into c->peer_chain / c->peer_cert; an empty list is allowed only if allow_empty. */
 QTLS_MUST_CHECK int msg_parse_certificate(SSL *c, struct rd body, int allow_empty);
 QTLS_MUST_CHECK int msg_check_certificate_verify(SSL *c, struct rd body, EVP_PKEY *key,

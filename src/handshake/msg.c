@@ -64,22 +64,25 @@ int msg_end_flight(SSL *c)
     return 1;
 }
 
+const uint8_t msg_hrr_random[32] = {
+    0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
+    0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
+};
+
 /* ---- input ---- */
 
-int msg_read(SSL *c, uint8_t *type, struct rd *body, struct rd *whole)
+enum hs_wait msg_read(SSL *c, uint8_t *type, struct rd *body, struct rd *whole)
 {
     int r = quic_peek_message(c, whole);
     if (r <= 0)
-        return r;
+        return r == 0 ? HS_WANT_MESSAGE : HS_ERROR;
     struct rd m = *whole;
     if (!rd_u8(&m, type) || !rd_vec24(&m, body))
-        return -1; /* cannot happen: quic_peek_message returns whole messages */
+        return HS_ERROR; /* cannot happen: quic_peek_message returns whole messages */
     /* RFC 9001 §6: QUIC updates keys itself; a KeyUpdate message is a violation. */
-    if (*type == HT_KEY_UPDATE) {
-        qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, QTLS_R_KEY_UPDATE_NOT_ALLOWED);
-        return -1;
-    }
-    return 1;
+    if (*type == HT_KEY_UPDATE)
+        return hs_fail(c, SSL_AD_UNEXPECTED_MESSAGE, QTLS_R_KEY_UPDATE_NOT_ALLOWED);
+    return HS_CONTINUE;
 }
 
 int msg_consume(SSL *c, const struct rd *whole)
@@ -98,23 +101,23 @@ int msg_expect(SSL *c, uint8_t type, uint8_t want)
     return 1;
 }
 
-int msg_read_expected(SSL *c, uint8_t want, struct rd *body, struct rd *whole,
-                      enum hs_wait *wait)
+enum hs_wait msg_read_expected(SSL *c, uint8_t want, struct rd *body, struct rd *whole)
 {
     uint8_t type;
-    int r = msg_read(c, &type, body, whole);
-    *wait = r == 0 ? HS_WANT_MESSAGE : HS_ERROR;
-    return r == 1 && msg_expect(c, type, want);
+    enum hs_wait r = msg_read(c, &type, body, whole);
+    if (r != HS_CONTINUE)
+        return r;
+    return msg_expect(c, type, want) ? HS_CONTINUE : HS_ERROR;
 }
 
 /* §4.4.3: the peer's CertificateVerify over the transcript so far, with c->peer_cert's key. */
 enum hs_wait msg_read_certificate_verify(SSL *c)
 {
     struct rd body, whole;
-    enum hs_wait wait;
     uint8_t thash[EVP_MAX_MD_SIZE];
-    if (!msg_read_expected(c, HT_CERTIFICATE_VERIFY, &body, &whole, &wait))
-        return wait;
+    enum hs_wait r = msg_read_expected(c, HT_CERTIFICATE_VERIFY, &body, &whole);
+    if (r != HS_CONTINUE)
+        return r;
     if (!transcript_hash(&c->hs->transcript, thash) ||
         !msg_check_certificate_verify(c, body, X509_get0_pubkey(c->peer_cert), thash) ||
         !msg_consume(c, &whole))
@@ -126,10 +129,10 @@ enum hs_wait msg_read_certificate_verify(SSL *c)
 enum hs_wait msg_read_finished(SSL *c, const struct secret *base)
 {
     struct rd body, whole;
-    enum hs_wait wait;
     uint8_t thash[EVP_MAX_MD_SIZE];
-    if (!msg_read_expected(c, HT_FINISHED, &body, &whole, &wait))
-        return wait;
+    enum hs_wait r = msg_read_expected(c, HT_FINISHED, &body, &whole);
+    if (r != HS_CONTINUE)
+        return r;
     if (!transcript_hash(&c->hs->transcript, thash) || !msg_check_finished(c, body, base, thash) ||
         !msg_consume(c, &whole))
         return HS_ERROR;
@@ -140,12 +143,7 @@ enum hs_wait msg_read_finished(SSL *c, const struct secret *base)
 
 static void write_cert_entry(SSL *c, struct wr *w, X509 *x, int is_leaf)
 {
-    size_t at = wr_open_vec(w, 3);
-    int len = i2d_X509(x, NULL);
-    uint8_t *p = len > 0 ? wr_reserve(w, (size_t)len) : NULL;
-    if (p == NULL || i2d_X509(x, &p) != len)
-        wr_fail(w);
-    wr_close_vec(w, at, 3);
+    cert_write_der(w, x);
     size_t exts = wr_open_vec(w, 2);
     if (is_leaf && !ext_write(c, MSG_CT, w)) /* the rows' (status_request, SCT list) */
         wr_fail(w);
@@ -249,19 +247,18 @@ int msg_parse_certificate(SSL *c, struct rd body, int allow_empty)
     return 1;
 }
 
-int msg_read_certificate(SSL *c, int allow_empty, struct rd *whole, enum hs_wait *wait)
+enum hs_wait msg_read_certificate(SSL *c, int allow_empty, struct rd *whole)
 {
     uint8_t type;
     struct rd body, plain_body;
-    int r = msg_read(c, &type, &body, whole);
-    *wait = r == 0 ? HS_WANT_MESSAGE : HS_ERROR;
-    if (r != 1)
-        return 0;
+    enum hs_wait r = msg_read(c, &type, &body, whole);
+    if (r != HS_CONTINUE)
+        return r;
     if (type == HT_CERTIFICATE)
-        return msg_parse_certificate(c, body, allow_empty);
+        return msg_parse_certificate(c, body, allow_empty) ? HS_CONTINUE : HS_ERROR;
     /* Only after we sent compress_certificate (RFC 8879 §3). */
     if (type != HT_COMPRESSED_CERTIFICATE || !c->hs->cert_comp_offered)
-        return msg_expect(c, type, HT_CERTIFICATE);
+        return msg_expect(c, type, HT_CERTIFICATE) ? HS_CONTINUE : HS_ERROR;
     struct wr plain;
     wr_init(&plain);
     int ok = cert_comp_read_body(c, body, &plain);
@@ -270,7 +267,7 @@ int msg_read_certificate(SSL *c, int allow_empty, struct rd *whole, enum hs_wait
         ok = msg_parse_certificate(c, plain_body, allow_empty);
     }
     wr_free(&plain);
-    return ok;
+    return ok ? HS_CONTINUE : HS_ERROR;
 }
 
 /* ---- CertificateVerify (§4.4.3) ---- */

@@ -32,9 +32,6 @@ static uint64_t ticket_age_ms(const SSL_SESSION *s)
     return secs > 0 ? (secs - 1) * 1000 : 0;
 }
 
-/* Did the ClientHello carry extension i (its rows filled hs->hello)? */
-static int hello_has(const SSL *c, enum ext_idx i) { return (c->hs->hello.present >> i) & 1; }
-
 static int session_live(const SSL_SESSION *s, uint64_t now)
 {
     return now >= s->time && now - s->time < s->timeout;

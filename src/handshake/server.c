@@ -29,64 +29,31 @@ enum server_state {
 };
 
 /*
- * RFC 9001 §4.1.4 (RFC 8446 §2): the level each state reads at. Initial until the ServerHello
- * is sent, Handshake until the client's Finished, then 1-RTT.
+ * RFC 9001 §4.1.4 (RFC 8446 §2): the levels each state reads and writes at. Reads: Initial until
+ * the ServerHello is sent, Handshake until the client's Finished, then 1-RTT. Writes (alerts
+ * too): Initial up to the ServerHello, Handshake once its keys exist, 1-RTT once our Finished is
+ * sent (0.5-RTT data).
  */
-static OSSL_ENCRYPTION_LEVEL read_level(enum server_state s)
-{
-    switch (s) {
-    case SS_READ_CLIENT_HELLO:
-    case SS_CHOOSE_CERTIFICATE:
-    case SS_SEND_HELLO_RETRY_REQUEST:
-    case SS_SEND_SERVER_HELLO:
-        return ssl_encryption_initial;
-    case SS_SEND_ENCRYPTED_EXTENSIONS:
-    case SS_SEND_CERTIFICATE_REQUEST:
-    case SS_SEND_CERTIFICATE:
-    case SS_SEND_CERTIFICATE_VERIFY:
-    case SS_SEND_FINISHED:
-    case SS_READ_CLIENT_CERTIFICATE:
-    case SS_READ_CLIENT_CERTIFICATE_VERIFY:
-    case SS_READ_CLIENT_FINISHED:
-        return ssl_encryption_handshake;
-    case SS_DONE:
-        break;
-    }
-    return ssl_encryption_application;
-}
-
-/*
- * RFC 9001 §4.1.4: the level each state writes at, which alerts use: Initial up to the
- * ServerHello, Handshake once its keys exist, 1-RTT once our Finished is sent (0.5-RTT data).
- */
-static OSSL_ENCRYPTION_LEVEL write_level(enum server_state s)
-{
-    switch (s) {
-    case SS_READ_CLIENT_HELLO:
-    case SS_CHOOSE_CERTIFICATE:
-    case SS_SEND_HELLO_RETRY_REQUEST:
-    case SS_SEND_SERVER_HELLO:
-        return ssl_encryption_initial;
-    case SS_SEND_ENCRYPTED_EXTENSIONS:
-    case SS_SEND_CERTIFICATE_REQUEST:
-    case SS_SEND_CERTIFICATE:
-    case SS_SEND_CERTIFICATE_VERIFY:
-    case SS_SEND_FINISHED:
-        return ssl_encryption_handshake;
-    case SS_READ_CLIENT_CERTIFICATE:
-    case SS_READ_CLIENT_CERTIFICATE_VERIFY:
-    case SS_READ_CLIENT_FINISHED:
-    case SS_DONE:
-        break;
-    }
-    return ssl_encryption_application;
-}
+static const struct hs_levels levels[SS_DONE + 1] = {
+    [SS_READ_CLIENT_HELLO] = {HS_INITIAL, HS_INITIAL},
+    [SS_CHOOSE_CERTIFICATE] = {HS_INITIAL, HS_INITIAL},
+    [SS_SEND_HELLO_RETRY_REQUEST] = {HS_INITIAL, HS_INITIAL},
+    [SS_SEND_SERVER_HELLO] = {HS_INITIAL, HS_INITIAL},
+    [SS_SEND_ENCRYPTED_EXTENSIONS] = {HS_HANDSHAKE, HS_HANDSHAKE},
+    [SS_SEND_CERTIFICATE_REQUEST] = {HS_HANDSHAKE, HS_HANDSHAKE},
+    [SS_SEND_CERTIFICATE] = {HS_HANDSHAKE, HS_HANDSHAKE},
+    [SS_SEND_CERTIFICATE_VERIFY] = {HS_HANDSHAKE, HS_HANDSHAKE},
+    [SS_SEND_FINISHED] = {HS_HANDSHAKE, HS_HANDSHAKE},
+    [SS_READ_CLIENT_CERTIFICATE] = {HS_HANDSHAKE, HS_APPLICATION},
+    [SS_READ_CLIENT_CERTIFICATE_VERIFY] = {HS_HANDSHAKE, HS_APPLICATION},
+    [SS_READ_CLIENT_FINISHED] = {HS_HANDSHAKE, HS_APPLICATION},
+    [SS_DONE] = {HS_APPLICATION, HS_APPLICATION},
+};
 
 /* Moves to state s and its levels; fails if input is left at the old read level (§5.1). */
 static QTLS_MUST_CHECK int set_state(SSL *c, enum server_state s)
 {
-    c->hs->state = s;
-    return quic_set_levels(c, read_level(s), write_level(s));
+    return hs_set_state(c, s, levels[s]);
 }
 
 /* set_state, then w: what the state function asks of the driver. */
@@ -94,11 +61,6 @@ static enum hs_wait next(SSL *c, enum server_state s, enum hs_wait w)
 {
     return set_state(c, s) ? w : HS_ERROR;
 }
-
-static const uint8_t hrr_random[32] = {
-    0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
-    0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
-};
 
 /*
  * Fingerprint of a ClientHello for the §4.1.2 rule that the second one
@@ -145,9 +107,6 @@ static int parse_client_hello(SSL *c, struct rd body, struct client_hello *ch)
     /* The rows split the extensions and hand the hello logic its part (hs->hello). */
     return ext_read_client_hello(c, ch->exts, &ch->e);
 }
-
-/* Did the ClientHello carry extension i (its rows filled hs->hello)? */
-static int hello_has(const SSL *c, enum ext_idx i) { return (c->hs->hello.present >> i) & 1; }
 
 /* §4.2.1: the client must list TLS 1.3 in supported_versions. */
 static int check_versions(SSL *c)
@@ -284,9 +243,9 @@ static enum hs_wait do_choose_certificate(SSL *c)
     struct hs *hs = c->hs;
     if (hs->resumed)
         return next(c, SS_SEND_SERVER_HELLO, HS_CONTINUE);
-    int r = certset_run_cb(c);
-    if (r <= 0) /* on retry the state stays: SSL_do_handshake runs the callback again */
-        return r == 0 ? HS_ERROR : HS_WANT_X509_LOOKUP;
+    enum hs_wait r = certset_run_cb(c);
+    if (r != HS_CONTINUE) /* on retry the state stays: SSL_do_handshake runs the callback again */
+        return r;
     const struct cert_set *set = certset_of(c);
     int any = 0;
     for (int i = 0; i < CERT_SLOTS; i++)
@@ -315,14 +274,14 @@ static enum hs_wait do_read_client_hello(SSL *c)
     struct client_hello ch;
     uint8_t type;
     int need_hrr = 0;
-    int r = msg_read(c, &type, &body, &whole);
-    if (r <= 0)
-        return r == 0 ? HS_WANT_MESSAGE : HS_ERROR;
+    enum hs_wait r = msg_read(c, &type, &body, &whole);
+    if (r != HS_CONTINUE)
+        return r;
     if (!msg_expect(c, type, HT_CLIENT_HELLO) || !parse_client_hello(c, body, &ch))
         return HS_ERROR;
     r = client_hello_run_cb(c, &ch);
-    if (r <= 0)
-        return r == 0 ? HS_ERROR : HS_WANT_CLIENT_HELLO_CB; /* the message stays unread */
+    if (r != HS_CONTINUE)
+        return r; /* on HS_WANT_CLIENT_HELLO_CB the message stays unread */
     if (!cipher_lists_keep_raw(c, ch.suites)) /* SSL_get0_raw_cipherlist, as after OpenSSL's cb */
         return HS_ERROR;
     if (!check_versions(c) || !choose_suite(c, ch.suites))
@@ -384,7 +343,7 @@ static enum hs_wait do_send_hello_retry_request(SSL *c)
     struct wr *w = &hs->out;
     if (!transcript_hrr_restart(&hs->transcript))
         return HS_ERROR;
-    size_t at = write_server_hello_head(c, hrr_random);
+    size_t at = write_server_hello_head(c, msg_hrr_random);
     size_t exts = wr_open_vec(w, 2);
     if (!ext_write(c, MSG_HRR, w)) /* supported_versions, key_share's selected_group */
         return HS_ERROR;
@@ -502,9 +461,9 @@ static enum hs_wait do_send_finished(SSL *c)
 static enum hs_wait do_read_client_certificate(SSL *c)
 {
     struct rd whole;
-    enum hs_wait wait;
-    if (!msg_read_certificate(c, 1, &whole, &wait)) /* or CompressedCertificate */
-        return wait;
+    enum hs_wait r = msg_read_certificate(c, 1, &whole); /* or CompressedCertificate */
+    if (r != HS_CONTINUE)
+        return r;
     if (c->peer_cert == NULL) {
         if (c->verify_mode & SSL_VERIFY_FAIL_IF_NO_PEER_CERT) /* §4.4.2.4 */
             return hs_fail(c, SSL_AD_CERTIFICATE_REQUIRED,

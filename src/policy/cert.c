@@ -555,6 +555,16 @@ static int cached_cert_take(void *x, void *out)
     return 1;
 }
 
+void cert_write_der(struct wr *w, X509 *x)
+{
+    size_t at = wr_open_vec(w, 3);
+    int len = i2d_X509(x, NULL);
+    uint8_t *p = len > 0 ? wr_reserve(w, (size_t)len) : NULL;
+    if (p == NULL || i2d_X509(x, &p) != len)
+        wr_fail(w);
+    wr_close_vec(w, at, 3);
+}
+
 /* libcrypto decodes a certificate's extensions (key ids, key usage, basic constraints)
    lazily, on first use, and threads verifying with one shared X509 race on that fill
    (ThreadSanitizer, issue 13). Call this while one thread still owns x. An invalid

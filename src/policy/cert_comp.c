@@ -243,13 +243,7 @@ static int write_plain_certificate(const struct cert_cfg *cc, struct wr *w)
     size_t list = wr_open_vec(w, 3);
     int n = cc->chain != NULL ? sk_X509_num(cc->chain) : 0;
     for (int i = -1; i < n; i++) {
-        X509 *x = i < 0 ? cc->cert : sk_X509_value(cc->chain, i);
-        size_t at = wr_open_vec(w, 3);
-        int len = i2d_X509(x, NULL);
-        uint8_t *p = len > 0 ? wr_reserve(w, (size_t)len) : NULL;
-        if (p == NULL || i2d_X509(x, &p) != len)
-            wr_fail(w);
-        wr_close_vec(w, at, 3);
+        cert_write_der(w, i < 0 ? cc->cert : sk_X509_value(cc->chain, i));
         wr_u16(w, 0);
     }
     wr_close_vec(w, list, 3);

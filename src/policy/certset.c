@@ -350,20 +350,20 @@ void SSL_set_cert_cb(SSL *s, int (*cb)(SSL *, void *), void *arg)
  * SSL_CTX_set_cert_cb(3): the callback runs on the server once the
  * ClientHello is processed (not when resuming), on the client when a
  * CertificateRequest arrives; it may set the certificate with SSL_use_*.
- * 1: go on; 0: internal_error; < 0: suspend, SSL_ERROR_WANT_X509_LOOKUP.
+ * HS_CONTINUE: go on; HS_ERROR: internal_error; HS_WANT_X509_LOOKUP: suspended.
  */
-int certset_run_cb(SSL *c)
+enum hs_wait certset_run_cb(SSL *c)
 {
     const struct cert_set *set = certset_of(c);
     if (set->cert_cb == NULL)
-        return 1;
+        return HS_CONTINUE;
     int rv = set->cert_cb(c, set->cert_cb_arg);
     if (rv < 0)
-        return -1;
+        return HS_WANT_X509_LOOKUP;
     if (rv == 0)
-        return qtls_fail(c, SSL_AD_INTERNAL_ERROR,
-                         c->server ? SSL_R_CERT_CB_ERROR : SSL_R_CALLBACK_FAILED);
-    return 1;
+        return hs_fail(c, SSL_AD_INTERNAL_ERROR,
+                       c->server ? SSL_R_CERT_CB_ERROR : SSL_R_CALLBACK_FAILED);
+    return HS_CONTINUE;
 }
 
 /* ------------------------------------------------------------------ */

@@ -18,22 +18,22 @@ void SSL_CTX_set_client_hello_cb(SSL_CTX *ctx, SSL_client_hello_cb_fn cb, void *
     ctx->client_hello_arg = arg;
 }
 
-int client_hello_run_cb(SSL *c, const struct client_hello *ch)
+enum hs_wait client_hello_run_cb(SSL *c, const struct client_hello *ch)
 {
     SSL_CTX *ctx = c->ctx;
     int al = SSL_AD_INTERNAL_ERROR;
     if (ctx->client_hello_cb == NULL)
-        return 1;
+        return HS_CONTINUE;
     c->hs->client_hello = ch;
     int r = ctx->client_hello_cb(c, &al, ctx->client_hello_arg);
     c->hs->client_hello = NULL;
     if (r == SSL_CLIENT_HELLO_SUCCESS)
-        return 1;
+        return HS_CONTINUE;
     if (r == SSL_CLIENT_HELLO_RETRY)
-        return -1;
+        return HS_WANT_CLIENT_HELLO_CB;
     if (al < 0 || al > 255)
         al = SSL_AD_INTERNAL_ERROR;
-    return qtls_fail(c, al, SSL_R_CALLBACK_FAILED);
+    return hs_fail(c, al, SSL_R_CALLBACK_FAILED);
 }
 
 /* The ClientHello under the callback, or NULL outside it. */

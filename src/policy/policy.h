@@ -34,8 +34,9 @@ void certset_set_chain(struct cert_set *s, STACK_OF(X509) *chain);
  */
 QTLS_MUST_CHECK int certset_choose(SSL *c, const struct cert_set *s, const uint16_t *peer,
                                    size_t n, struct cert_cfg *out, uint16_t *scheme);
-/* Runs the certificate callback (SSL_CTX_set_cert_cb): 1 go on, 0 failed (alert set), -1 retry. */
-int certset_run_cb(SSL *c);
+/* Runs the certificate callback (SSL_CTX_set_cert_cb): HS_CONTINUE, HS_ERROR (alert set) or
+   HS_WANT_X509_LOOKUP (call again). */
+enum hs_wait certset_run_cb(SSL *c);
 
 /* Asks the callback (or the default rules) whether `bits` of security is enough for `op`. */
 int seclevel_allow(const SSL *s, const SSL_CTX *ctx, int op, int bits, int nid, void *other);
@@ -83,6 +84,8 @@ int cert_store_ctx_ssl_idx(void);
  */
 X509 *cert_decode(SSL_CTX *ctx, const uint8_t *der, size_t len);
 void cert_fill_extension_cache(X509 *x);
+/* A CertificateEntry's opaque cert_data<1..2^24-1> (RFC 8446 §4.4.2): x in DER; w fails if not. */
+void cert_write_der(struct wr *w, X509 *x);
 /* X509_LOOKUP_hash_dir's directories, with caches filled before the store shares them. */
 X509_LOOKUP_METHOD *cert_hashed_dir_lookup(void);
 
@@ -123,10 +126,10 @@ ext_parse_fn ca_list_take;
 
 /*
  * client_hello.c: runs the context's client hello callback on `ch` (OpenSSL calls it first, before
- * any other ClientHello processing). 1: go on; 0: failed (alert recorded); -1: the callback asked
- * to be called again (SSL_CLIENT_HELLO_RETRY).
+ * any other ClientHello processing). HS_CONTINUE, HS_ERROR (alert recorded) or
+ * HS_WANT_CLIENT_HELLO_CB: the callback asked to be called again (SSL_CLIENT_HELLO_RETRY).
  */
-int client_hello_run_cb(SSL *c, const struct client_hello *ch);
+enum hs_wait client_hello_run_cb(SSL *c, const struct client_hello *ch);
 
 /*
  * sigalgs.c: signature-algorithm lists (RFC 8446 §4.2.3) with OpenSSL's rules. The list we send
