@@ -200,7 +200,7 @@ static void mode_cache_mode_and_cert_list_return_openssl_values(void **state)
     /* set_max_cert_list returns the previous limit. */
     assert_int_equal(SSL_CTX_set_max_cert_list(ctx, 4096), 100 * 1024);
     assert_int_equal(SSL_CTX_get_max_cert_list(ctx), 4096);
-    /* Read-ahead has nothing to do in QUIC (README "Known limits"): it returns the old value, 0. */
+    /* Read-ahead has nothing to do in QUIC (docs/limits.md): it returns the old value, 0. */
     assert_int_equal(SSL_CTX_set_read_ahead(ctx, 1), 0);
 
     SSL *s = SSL_new(ctx);

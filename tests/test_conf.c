@@ -103,7 +103,7 @@ static const struct row rows[] = {
     {CMD, "-no_etm", NULL, 1, SSL_OP_NO_ENCRYPT_THEN_MAC},
     {CMD | CLI, "-legacy_server_connect", NULL, 1, SSL_OP_LEGACY_SERVER_CONNECT},
     {CMD, "-bugs", NULL, 1, SSL_OP_ALL},
-    /* TLS 1.2's cipher list: accepted and ignored (README "Known limits"). */
+    /* TLS 1.2's cipher list: accepted and ignored (docs/limits.md). */
     {F, "CipherString", "ECDHE+AESGCM", 2},
     {CMD, "-cipher", "HIGH", 2},
     /* Certificate commands need SSL_CONF_FLAG_CERTIFICATE; server-only ones the server role. */

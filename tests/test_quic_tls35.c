@@ -202,7 +202,7 @@ static void suites_by_framing_agree_crosswise(void **state)
             assert_int_equal(stack35_handshake(&f->c, &f->s), 1);
             assert_int_equal(SSL_CIPHER_get_id(SSL_get_current_cipher(f->c.ssl)), suites[i].id);
             assert_agreed(&f->c, &f->s, suites[i].len);
-            /* The order the stack learns of levels (README: "the two APIs side by side"). */
+            /* The order the stack learns of levels (docs/quic-apis.md). */
             assert_string_equal(f->c.yields, "w2 r2 w3 r3");
             assert_string_equal(f->s.yields, "w2 r2 w3 r3");
         }

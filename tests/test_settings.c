@@ -60,7 +60,7 @@ static void msg_callback_arg_is_kept(void **state)
     SSL_CTX_free(ctx);
 }
 
-/* Read-ahead is a record-layer buffer: it never turns on (README "Known limits"). */
+/* Read-ahead is a record-layer buffer: it never turns on (docs/limits.md). */
 static void read_ahead_stays_off(void **state)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_method());

@@ -281,7 +281,7 @@ int SSL_get_changed_async_fds(SSL *s, OSSL_ASYNC_FD *addfd, size_t *numaddfds,
 /* OpenSSL returns 0 when the connection has no wait context, which a qtls one never has. */
 int SSL_get_async_status(SSL *s, int *status) { return 0; }
 
-/* Stored and inherited as in OpenSSL; never called, since no job ever pauses (README). */
+/* Stored and inherited as in OpenSSL; never called, since no job ever pauses (docs/limits.md). */
 int SSL_CTX_set_async_callback(SSL_CTX *ctx, SSL_async_callback_fn callback)
 {
     ctx->async_cb = callback;
@@ -314,7 +314,7 @@ int SSL_set_async_callback_arg(SSL *s, void *arg)
 /* Settings that only a record layer has                               */
 /* ------------------------------------------------------------------ */
 
-/* Read-ahead is a record-layer buffer: meaningless here, never on (README "Known limits"). */
+/* Read-ahead is a record-layer buffer: meaningless here, never on (docs/limits.md). */
 void SSL_set_read_ahead(SSL *s, int yes) {}
 
 int SSL_get_read_ahead(const SSL *s) { return 0; }

@@ -252,7 +252,7 @@ static int cmd_ECDHParameters(SSL_CONF_CTX *cctx, const char *value)
     return 1;
 }
 
-/* TLS 1.2 and below: accepted and ignored, as SSL_CTX_set_cipher_list is (README). */
+/* TLS 1.2 and below: accepted and ignored, as SSL_CTX_set_cipher_list is (docs/limits.md). */
 static int cmd_CipherString(SSL_CONF_CTX *cctx, const char *value)
 {
     int rv = 1;

@@ -253,7 +253,7 @@ long SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)
         return (long)ctx->max_cert_list;
     case SSL_CTRL_SET_READ_AHEAD:
     case SSL_CTRL_GET_READ_AHEAD:
-        /* Meaningless without a record layer: never on (README "Known limits"). */
+        /* Meaningless without a record layer: never on (docs/limits.md). */
         return 0;
     case SSL_CTRL_SET_MSG_CALLBACK_ARG:
         ctx->msg_callback_arg = parg; /* callbacks.c */

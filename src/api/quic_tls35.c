@@ -8,7 +8,7 @@
  * The 3.5 API has no level on crypto_send or crypto_recv_rcd: the stack sends at the newest
  * write level yielded and hands over data of the newest read level yielded. So a secret is
  * yielded only once the engine has nothing left to send below its level (write) and reads at
- * its level (read), not when the engine derives it. The orders that result are in README.md.
+ * its level (read), not when the engine derives it. The orders that result are in docs/quic-apis.md.
  */
 #include "internal.h"
 #include "base/base.h"

@@ -2,7 +2,7 @@
  * The TLS 1.2 DHE settings: SSL_CTX_set_tmp_dh, SSL_CTX_set0_tmp_dh_pkey, SSL_set0_tmp_dh_pkey and
  * SSL_CTX_set_dh_auto. TLS 1.3 has no DHE cipher suites (finite-field groups would be named
  * groups, which qtls does not offer), so these only matter to servers that share configuration
- * with TCP TLS: they are accepted, stored and never used (README "Known limits"), with OpenSSL
+ * with TCP TLS: they are accepted, stored and never used (docs/limits.md), with OpenSSL
  * 3.0's checks and ownership: set0 takes the key on success only, set_tmp_dh copies the DH, the
  * key must meet the security level (SSL_R_DH_KEY_TOO_SMALL), and the callback form is refused.
  */
