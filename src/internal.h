@@ -171,6 +171,7 @@ struct ssl_ctx_st {
     int (*app_verify_cb)(X509_STORE_CTX *, void *);
     int reverify_on_resume; /* SSL_CTX_set_reverify_on_resume */
     int grease_enabled;     /* SSL_CTX_set_grease_enabled (RFC 8701), copied by SSL_new */
+    int read_ahead;         /* SSL_CTX_set_read_ahead: records read in bulk (record.c) */
     int sct_requested;      /* sct.c: SSL_CTX_enable_signed_cert_timestamps, copied by SSL_new */
     uint8_t *sct_list;      /* sct.c: the server's SCT list, unless the connection has one */
     size_t sct_list_len;
@@ -230,6 +231,7 @@ struct quic_input;
 struct ssl_cold;
 
 struct tls35;
+struct record;
 
 /*
  * The connection. Members are grouped by concern and, within a group, laid out to leave no
@@ -268,6 +270,7 @@ struct ssl_st {
     size_t peer_tp_len;
     struct quic_input *input; /* quic.c: the bytes received per level, while any are unread */
     struct tls35 *tls35;          /* quic_tls35.c: the OpenSSL 3.5 API in use, else NULL */
+    struct record *rec;           /* transport/record.c: TLS over TCP, else NULL */
     const struct quic_hooks *quic_hooks; /* set with tls35 */
     uint8_t *early_data_context;  /* SSL_set_quic_early_data_context */
     size_t early_data_context_len;
@@ -276,6 +279,9 @@ struct ssl_st {
     uint8_t read_level, write_level, last_provided_level; /* OSSL_ENCRYPTION_LEVEL */
     uint8_t grease_enabled;     /* SSL_set_grease_enabled: the client GREASEs its ClientHello */
     uint8_t early_data_enabled; /* SSL_set_quic_early_data_enabled */
+    uint8_t tcp;                /* the record layer carries this connection (TLS over TCP) */
+    uint8_t read_ahead;         /* SSL_set_read_ahead, from the context */
+    uint8_t syscall_error;      /* the last I/O failed in a BIO (SSL_ERROR_SYSCALL) */
 
     /* Outcome */
     uint8_t session_reused;    /* SSL_session_reused */
@@ -548,6 +554,10 @@ struct hs {
     EVP_PKEY *kex_key;
     const struct group *kex_group;
     int hrr_done;
+    /* §4.1.2, §D.4: the legacy_session_id the client sent (32 random bytes over TCP in
+       middlebox compatibility mode, empty in QUIC), which the server echoes */
+    uint8_t session_id[32];
+    uint8_t session_id_len;
     uint8_t grease_seed[8]; /* client: RFC 8701 values, one seed for both ClientHellos */
     uint8_t my_share[97];   /* our public key_share */
     size_t my_share_len;

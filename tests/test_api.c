@@ -200,8 +200,9 @@ static void mode_cache_mode_and_cert_list_return_openssl_values(void **state)
     /* set_max_cert_list returns the previous limit. */
     assert_int_equal(SSL_CTX_set_max_cert_list(ctx, 4096), 100 * 1024);
     assert_int_equal(SSL_CTX_get_max_cert_list(ctx), 4096);
-    /* Read-ahead has nothing to do in QUIC (docs/limits.md): it returns the old value, 0. */
+    /* set_read_ahead returns the previous setting. */
     assert_int_equal(SSL_CTX_set_read_ahead(ctx, 1), 0);
+    assert_int_equal(SSL_CTX_set_read_ahead(ctx, 0), 1);
 
     SSL *s = SSL_new(ctx);
     assert_int_equal(SSL_get_mode(s), SSL_MODE_RELEASE_BUFFERS);

@@ -139,57 +139,64 @@ static void ssl_free_releases_the_bios(void **state)
 }
 
 /* Without a QUIC method, every record-layer call is TLS over TCP: one clear error each. */
-static void tls_over_tcp_fails_with_one_clear_error(void **state)
+static void stream_calls_without_a_transport_fail_with_one_clear_error(void **state)
 {
     SSL_CTX *ctx;
     SSL *s = plain_ssl(&ctx);
     char buf[4];
     size_t n = 99;
+    /* neither a QUIC method nor a BIO: nothing can carry the handshake */
     ERR_clear_error();
     assert_int_equal(SSL_read(s, buf, sizeof(buf)), -1);
     assert_int_equal(SSL_get_error(s, -1), SSL_ERROR_SSL);
-    assert_one_error(QTLS_R_TLS_OVER_TCP_UNSUPPORTED);
+    assert_one_error(QTLS_R_NO_QUIC_METHOD);
     assert_int_equal(SSL_peek(s, buf, sizeof(buf)), -1);
-    assert_one_error(QTLS_R_TLS_OVER_TCP_UNSUPPORTED);
+    assert_one_error(QTLS_R_NO_QUIC_METHOD);
     assert_int_equal(SSL_write(s, "x", 1), -1);
-    assert_one_error(QTLS_R_TLS_OVER_TCP_UNSUPPORTED);
+    assert_one_error(QTLS_R_NO_QUIC_METHOD);
     assert_int_equal(SSL_read_ex(s, buf, sizeof(buf), &n), 0);
     assert_int_equal(n, 0);
-    assert_one_error(QTLS_R_TLS_OVER_TCP_UNSUPPORTED);
-    n = 99;
-    assert_int_equal(SSL_peek_ex(s, buf, sizeof(buf), &n), 0);
-    assert_int_equal(n, 0);
-    assert_one_error(QTLS_R_TLS_OVER_TCP_UNSUPPORTED);
+    assert_one_error(QTLS_R_NO_QUIC_METHOD);
     n = 99;
     assert_int_equal(SSL_write_ex(s, "x", 1, &n), 0);
     assert_int_equal(n, 0);
-    assert_one_error(QTLS_R_TLS_OVER_TCP_UNSUPPORTED);
+    assert_one_error(QTLS_R_NO_QUIC_METHOD);
+    /* no kernel TLS: OpenSSL 3.0's answer to SSL_sendfile without it */
     assert_int_equal(SSL_sendfile(s, 0, 0, 1, 0), -1);
-    assert_one_error(QTLS_R_TLS_OVER_TCP_UNSUPPORTED);
+    assert_one_error(SSL_R_UNINITIALIZED);
+    /* a client reads no early data; without a session allowing it none can be written */
     n = 99;
     assert_int_equal(SSL_read_early_data(s, buf, sizeof(buf), &n), SSL_READ_EARLY_DATA_ERROR);
     assert_int_equal(n, 0);
-    assert_one_error(QTLS_R_TLS_OVER_TCP_UNSUPPORTED);
+    assert_one_error(ERR_GET_REASON(ERR_R_SHOULD_NOT_HAVE_BEEN_CALLED));
     assert_int_equal(SSL_write_early_data(s, "x", 1, &n), 0);
-    assert_one_error(QTLS_R_TLS_OVER_TCP_UNSUPPORTED);
+    assert_one_error(ERR_GET_REASON(ERR_R_SHOULD_NOT_HAVE_BEEN_CALLED));
     SSL_free(s);
     SSL_CTX_free(ctx);
 }
 
-/* A handshake over a socket without a QUIC method: TLS over TCP, refused without touching it. */
-static void handshake_over_a_socket_is_refused(void **state)
+/* A handshake over a socket without a QUIC method is TLS over TCP: the ClientHello goes out in
+   a plaintext handshake record that says TLS 1.0 (RFC 8446 §5.1, as OpenSSL sends it). */
+static void handshake_over_a_socket_sends_a_client_hello_record(void **state)
 {
     int sv[2];
     SSL_CTX *ctx;
+    uint8_t h[5];
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     SSL *s = plain_ssl(&ctx);
     assert_int_equal(SSL_set_fd(s, sv[0]), 1);
+    assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
     ERR_clear_error();
     assert_int_equal(SSL_connect(s), -1);
-    assert_one_error(QTLS_R_TLS_OVER_TCP_UNSUPPORTED);
-    char c;
-    assert_int_equal(recv(sv[1], &c, 1, MSG_DONTWAIT), -1); /* nothing was written */
-    assert_int_equal(errno, EAGAIN);
+    assert_int_equal(SSL_get_error(s, -1), SSL_ERROR_WANT_READ);
+    assert_int_equal(SSL_is_quic(s), 0);
+    assert_int_equal(recv(sv[1], h, sizeof(h), 0), (ssize_t)sizeof(h));
+    assert_int_equal(h[0], 22); /* handshake */
+    assert_int_equal(h[1] << 8 | h[2], TLS1_VERSION);
+    assert_true((h[3] << 8 | h[4]) > 4);
+    /* the QUIC calls refuse a TCP connection */
+    assert_int_equal(SSL_provide_quic_data(s, ssl_encryption_initial, h, 1), 0);
+    assert_one_error(ERR_GET_REASON(ERR_R_SHOULD_NOT_HAVE_BEEN_CALLED));
     SSL_free(s);
     close(sv[0]);
     close(sv[1]);
@@ -227,7 +234,8 @@ static void quic_connection_never_uses_its_fd(void **state)
     SSL_CTX_free(sctx);
 }
 
-/* TLS 1.3 has no renegotiation; QUIC forbids KeyUpdate messages (RFC 9001 §6). */
+/* TLS 1.3 has no renegotiation; KeyUpdate waits for the handshake; QUIC forbids KeyUpdate
+   messages (RFC 9001 §6). */
 static void renegotiation_and_key_update_are_refused(void **state)
 {
     SSL_CTX *ctx;
@@ -239,12 +247,22 @@ static void renegotiation_and_key_update_are_refused(void **state)
     assert_one_error(SSL_R_WRONG_SSL_VERSION);
     assert_int_equal(SSL_renegotiate_pending(s), 0);
     assert_int_equal(SSL_key_update(s, SSL_KEY_UPDATE_REQUESTED), 0);
-    assert_one_error(QTLS_R_KEY_UPDATE_NOT_ALLOWED);
+    assert_one_error(SSL_R_STILL_IN_INIT);
     assert_int_equal(SSL_key_update(s, 7), 0);
     assert_one_error(SSL_R_INVALID_KEY_UPDATE_TYPE);
     assert_int_equal(SSL_get_key_update_type(s), SSL_KEY_UPDATE_NONE);
     SSL_free(s);
     SSL_CTX_free(ctx);
+
+    struct mock_pair p;
+    SSL_CTX *cctx = mock_client_ctx(), *sctx = mock_server_ctx("ecdsa256");
+    assert_true(mock_pair_init(&p, cctx, sctx));
+    assert_true(mock_handshake(&p, 0));
+    assert_int_equal(SSL_key_update(p.client.ssl, SSL_KEY_UPDATE_NOT_REQUESTED), 0);
+    assert_one_error(QTLS_R_KEY_UPDATE_NOT_ALLOWED);
+    mock_pair_free(&p);
+    SSL_CTX_free(cctx);
+    SSL_CTX_free(sctx);
 }
 
 static int async_cb(SSL *s, void *arg) { return 1; }
@@ -283,8 +301,8 @@ int main(void)
         cmocka_unit_test(set_rfd_wfd_share_a_bio_on_the_same_fd),
         cmocka_unit_test(set_bio_follows_openssl_ownership),
         cmocka_unit_test(ssl_free_releases_the_bios),
-        cmocka_unit_test(tls_over_tcp_fails_with_one_clear_error),
-        cmocka_unit_test(handshake_over_a_socket_is_refused),
+        cmocka_unit_test(stream_calls_without_a_transport_fail_with_one_clear_error),
+        cmocka_unit_test(handshake_over_a_socket_sends_a_client_hello_record),
         cmocka_unit_test(quic_connection_never_uses_its_fd),
         cmocka_unit_test(renegotiation_and_key_update_are_refused),
         cmocka_unit_test(async_answers_no_job),

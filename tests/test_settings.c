@@ -60,16 +60,22 @@ static void msg_callback_arg_is_kept(void **state)
     SSL_CTX_free(ctx);
 }
 
-/* Read-ahead is a record-layer buffer: it never turns on (docs/limits.md). */
-static void read_ahead_stays_off(void **state)
+/* Read-ahead (the TCP record layer's bulk reads): stored as OpenSSL does, copied by SSL_new. */
+static void read_ahead_is_stored_and_inherited(void **state)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_method());
-    SSL *s = SSL_new(ctx);
-    SSL_CTX_set_read_ahead(ctx, 1);
+    SSL *before = SSL_new(ctx);
     assert_int_equal(SSL_CTX_get_read_ahead(ctx), 0);
-    SSL_set_read_ahead(s, 1);
-    assert_int_equal(SSL_get_read_ahead(s), 0);
-    SSL_free(s);
+    assert_int_equal(SSL_CTX_set_read_ahead(ctx, 1), 0); /* the old value */
+    assert_int_equal(SSL_CTX_get_read_ahead(ctx), 1);
+    SSL *after = SSL_new(ctx);
+    assert_int_equal(SSL_get_read_ahead(before), 0);
+    assert_int_equal(SSL_get_read_ahead(after), 1);
+    SSL_set_read_ahead(after, 0);
+    assert_int_equal(SSL_get_read_ahead(after), 0);
+    assert_int_equal(SSL_CTX_get_read_ahead(ctx), 1);
+    SSL_free(before);
+    SSL_free(after);
     SSL_CTX_free(ctx);
 }
 
@@ -145,7 +151,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tmp_key_is_not_kept),
         cmocka_unit_test(msg_callback_arg_is_kept),
-        cmocka_unit_test(read_ahead_stays_off),
+        cmocka_unit_test(read_ahead_is_stored_and_inherited),
         cmocka_unit_test(unknown_ctrls_are_refused),
         cmocka_unit_test(alpn_is_selected_before_the_hello_retry_request),
     };

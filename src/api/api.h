@@ -14,8 +14,10 @@
 int tls35_read(SSL *s);
 void tls35_free(SSL *s);
 
-/* compat_tcp.c: frees the connection's BIOs (SSL_free). */
-void compat_free_bios(SSL *s);
+/* tcp.c: frees the connection's record layer and BIOs (SSL_free). */
+void tcp_free(SSL *s);
+/* tcp.c: SSL_shutdown over TCP (close_notify both ways). */
+int tcp_shutdown(SSL *s);
 
 /* A min/max protocol version bound OpenSSL's TLS_method accepts (0 = no bound). */
 int proto_version_valid(long v);

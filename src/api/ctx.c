@@ -251,10 +251,12 @@ long SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)
         return old;
     case SSL_CTRL_GET_MAX_CERT_LIST:
         return (long)ctx->max_cert_list;
-    case SSL_CTRL_SET_READ_AHEAD:
+    case SSL_CTRL_SET_READ_AHEAD: /* over TCP: records read in bulk (record.c) */
+        old = ctx->read_ahead;
+        ctx->read_ahead = larg != 0;
+        return old;
     case SSL_CTRL_GET_READ_AHEAD:
-        /* Meaningless without a record layer: never on (docs/limits.md). */
-        return 0;
+        return ctx->read_ahead;
     case SSL_CTRL_SET_MSG_CALLBACK_ARG:
         ctx->msg_callback_arg = parg; /* callbacks.c */
         return 1;

@@ -54,6 +54,7 @@ static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
     c->method = ctx->method;
     c->options = ctx->options;
     c->mode = ctx->mode;
+    c->read_ahead = (uint8_t)ctx->read_ahead;
     c->min_version = ctx->min_version;
     c->max_version = ctx->max_version;
     c->quic_method = ctx->quic_method;
@@ -143,7 +144,7 @@ void SSL_free(SSL *s)
     hs_free(s);
     tls35_free(s);
     quic_free_buffers(s);
-    compat_free_bios(s);
+    tcp_free(s);
     SSL_SESSION_free(s->session);
     OPENSSL_clear_free(s->local_tp, s->local_tp_len);
     OPENSSL_clear_free(s->peer_tp, s->peer_tp_len);
@@ -223,6 +224,10 @@ int SSL_get_error(const SSL *s, int ret_code)
         return SSL_ERROR_WANT_WRITE;
     if (s->want_read)
         return SSL_ERROR_WANT_READ;
+    if (s->syscall_error) /* a BIO failed without a retry flag */
+        return SSL_ERROR_SYSCALL;
+    if ((s->shutdown & SSL_RECEIVED_SHUTDOWN) && record_close_notify_received(s))
+        return SSL_ERROR_ZERO_RETURN;
     if (s->phase == PHASE_FAILED)
         return SSL_ERROR_SSL;
     return SSL_ERROR_SYSCALL;
@@ -291,6 +296,8 @@ int SSL_shutdown(SSL *s)
         ERR_raise(ERR_LIB_SSL, SSL_R_SHUTDOWN_WHILE_IN_INIT);
         return -1;
     }
+    if (s->tcp)
+        return tcp_shutdown(s);
     s->shutdown |= SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN;
     return 1;
 }

@@ -22,6 +22,7 @@ static struct {
     int ok;
     EVP_MD *md[QTLS_HASH_COUNT];
     EVP_CIPHER *gcm; /* AES-256-GCM: qtls's own session tickets */
+    EVP_CIPHER *aead[4]; /* record protection, by aead_index (NULL: the provider lacks it) */
     EVP_MAC *hmac;   /* the EVP_MAC_CTX handed to the application's ticket key callback */
     uint8_t empty_hash[QTLS_HASH_COUNT][EVP_MAX_MD_SIZE]; /* Hash(""), a constant (§7.1) */
     int direct[QTLS_HASH_COUNT]; /* hash with SHA256_Init & co., not EVP: see hash_begin */
@@ -89,6 +90,25 @@ static int direct_hash_allowed(const EVP_MD *md)
 #endif
 }
 
+/* The record AEADs of TLS 1.3's suites, in the order of aead_index. */
+static const char *const aead_names[4] = {"AES-128-GCM", "AES-256-GCM", "ChaCha20-Poly1305",
+                                          "AES-128-CCM"};
+
+static int aead_index(int cipher_nid)
+{
+    switch (cipher_nid) {
+    case NID_aes_128_gcm:
+        return 0;
+    case NID_aes_256_gcm:
+        return 1;
+    case NID_chacha20_poly1305:
+        return 2;
+    case NID_aes_128_ccm:
+        return 3;
+    }
+    return -1;
+}
+
 static void fetch_all(void)
 {
     for (int h = 0; h < QTLS_HASH_COUNT; h++) {
@@ -98,6 +118,8 @@ static void fetch_all(void)
         g.direct[h] = direct_hash_allowed(g.md[h]);
     }
     g.gcm = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
+    for (int i = 0; i < 4; i++)
+        g.aead[i] = EVP_CIPHER_fetch(NULL, aead_names[i], NULL);
     g.hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
     g.pool_lock = CRYPTO_THREAD_lock_new();
     g.ok = g.gcm != NULL && g.hmac != NULL && g.pool_lock != NULL;
@@ -453,6 +475,105 @@ int crypto_ticket_cb_mac(struct crypto_ticket_cb *t, const uint8_t *in, size_t l
         return 0;
     }
     return 1;
+}
+
+/* ---- record protection (RFC 8446 §5.2, §5.3): transport/record.c ---- */
+
+/* One direction of one epoch: keyed once, each record sets only its nonce. */
+struct crypto_aead {
+    EVP_CIPHER_CTX *ctx;
+    uint8_t iv[CRYPTO_AEAD_IV_LEN];
+    uint8_t ccm; /* CCM takes the plaintext length before the additional data */
+};
+
+
+size_t crypto_aead_key_len(const SSL_CIPHER *suite)
+{
+    return suite->cipher_nid == NID_aes_128_gcm || suite->cipher_nid == NID_aes_128_ccm ? 16 : 32;
+}
+
+struct crypto_aead *crypto_aead_new(const SSL_CIPHER *suite, int enc, const uint8_t *key,
+                                    const uint8_t iv[CRYPTO_AEAD_IV_LEN])
+{
+    int i = aead_index(suite->cipher_nid);
+    EVP_CIPHER *cipher = i >= 0 ? g.aead[i] : NULL;
+    struct crypto_aead *a = OPENSSL_zalloc(sizeof(*a));
+    int ok = cipher != NULL && a != NULL && (a->ctx = EVP_CIPHER_CTX_new()) != NULL &&
+             EVP_CipherInit_ex(a->ctx, cipher, NULL, NULL, NULL, enc);
+    if (ok && suite->cipher_nid == NID_aes_128_ccm) {
+        /* CCM's nonce length defaults to 7 and its tag length to 12; TLS 1.3 uses 12 and 16. */
+        a->ccm = 1;
+        ok = EVP_CIPHER_CTX_ctrl(a->ctx, EVP_CTRL_AEAD_SET_IVLEN, CRYPTO_AEAD_IV_LEN, NULL) > 0 &&
+             EVP_CIPHER_CTX_ctrl(a->ctx, EVP_CTRL_AEAD_SET_TAG, CRYPTO_AEAD_TAG_LEN, NULL) > 0;
+    }
+    ok = ok && EVP_CipherInit_ex(a->ctx, NULL, NULL, key, NULL, enc);
+    if (!ok) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+        crypto_aead_free(a);
+        return NULL;
+    }
+    memcpy(a->iv, iv, CRYPTO_AEAD_IV_LEN);
+    return a;
+}
+
+void crypto_aead_free(struct crypto_aead *a)
+{
+    if (a == NULL)
+        return;
+    EVP_CIPHER_CTX_free(a->ctx);
+    OPENSSL_clear_free(a, sizeof(*a));
+}
+
+/* §5.3: the 64-bit record sequence number, left-padded to the IV's length, XORed with the IV. */
+static void record_nonce(const struct crypto_aead *a, uint64_t seq, uint8_t *nonce)
+{
+    memcpy(nonce, a->iv, CRYPTO_AEAD_IV_LEN);
+    for (int i = 0; i < 8; i++)
+        nonce[CRYPTO_AEAD_IV_LEN - 1 - i] ^= (uint8_t)(seq >> (8 * i));
+}
+
+int crypto_aead_seal(struct crypto_aead *a, uint64_t seq, const uint8_t *aad, size_t aad_len,
+                     const uint8_t *in, size_t len, uint8_t *out)
+{
+    uint8_t nonce[CRYPTO_AEAD_IV_LEN];
+    int n;
+    record_nonce(a, seq, nonce);
+    int ok = len <= INT_MAX - CRYPTO_AEAD_TAG_LEN && aad_len <= INT_MAX &&
+             EVP_CipherInit_ex(a->ctx, NULL, NULL, NULL, nonce, 1) &&
+             (!a->ccm || EVP_CipherUpdate(a->ctx, NULL, &n, NULL, (int)len)) &&
+             EVP_CipherUpdate(a->ctx, NULL, &n, aad, (int)aad_len) &&
+             EVP_CipherUpdate(a->ctx, out, &n, in, (int)len) &&
+             EVP_CipherFinal_ex(a->ctx, out + n, &n) &&
+             EVP_CIPHER_CTX_ctrl(a->ctx, EVP_CTRL_AEAD_GET_TAG, CRYPTO_AEAD_TAG_LEN, out + len) > 0;
+    if (!ok)
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
+    return ok;
+}
+
+int crypto_aead_open(struct crypto_aead *a, uint64_t seq, const uint8_t *aad, size_t aad_len,
+                     const uint8_t *in, size_t len, uint8_t *out)
+{
+    uint8_t nonce[CRYPTO_AEAD_IV_LEN];
+    int n;
+    if (len < CRYPTO_AEAD_TAG_LEN || len > INT_MAX || aad_len > INT_MAX)
+        return 0;
+    size_t ct_len = len - CRYPTO_AEAD_TAG_LEN;
+    record_nonce(a, seq, nonce);
+    /* The tag is set before any plaintext is written, so in == out is safe. CCM checks it in
+     * its one Update (queueing an error of its own, which the mark drops); GCM and
+     * ChaCha20-Poly1305 in Final. */
+    ERR_set_mark();
+    int ok = EVP_CipherInit_ex(a->ctx, NULL, NULL, NULL, nonce, 0) &&
+             EVP_CIPHER_CTX_ctrl(a->ctx, EVP_CTRL_AEAD_SET_TAG, CRYPTO_AEAD_TAG_LEN,
+                                 (void *)(in + ct_len)) > 0 &&
+             (!a->ccm || EVP_CipherUpdate(a->ctx, NULL, &n, NULL, (int)ct_len)) &&
+             EVP_CipherUpdate(a->ctx, NULL, &n, aad, (int)aad_len) &&
+             EVP_CipherUpdate(a->ctx, out, &n, in, (int)ct_len) &&
+             (a->ccm || EVP_CipherFinal_ex(a->ctx, out + n, &n));
+    ERR_pop_to_mark();
+    if (!ok)
+        OPENSSL_cleanse(out, ct_len); /* no unauthenticated plaintext leaves */
+    return ok;
 }
 
 /* ---- key exchange (RFC 8446 §4.2.8, §7.4) ---- */

@@ -158,6 +158,24 @@ QTLS_MUST_CHECK int crypto_verify(EVP_PKEY *key, const struct sigscheme *s, cons
                                   size_t tbs_len, const uint8_t *sig, size_t sig_len);
 
 /*
+ * Record protection (RFC 8446 §5.2): one direction of one epoch, keyed with the traffic key and
+ * IV derived from its secret. Sealing writes len + CRYPTO_AEAD_TAG_LEN bytes; opening takes the
+ * ciphertext with its tag (len includes it) and writes len - CRYPTO_AEAD_TAG_LEN bytes, 1 if the
+ * tag is right, else 0 with nothing raised and the output wiped. in == out is allowed.
+ */
+#define CRYPTO_AEAD_IV_LEN 12
+#define CRYPTO_AEAD_TAG_LEN 16
+struct crypto_aead;
+size_t crypto_aead_key_len(const SSL_CIPHER *suite);
+struct crypto_aead *crypto_aead_new(const SSL_CIPHER *suite, int enc, const uint8_t *key,
+                                    const uint8_t iv[CRYPTO_AEAD_IV_LEN]);
+QTLS_MUST_CHECK int crypto_aead_seal(struct crypto_aead *a, uint64_t seq, const uint8_t *aad,
+                                     size_t aad_len, const uint8_t *in, size_t len, uint8_t *out);
+QTLS_MUST_CHECK int crypto_aead_open(struct crypto_aead *a, uint64_t seq, const uint8_t *aad,
+                                     size_t aad_len, const uint8_t *in, size_t len, uint8_t *out);
+void crypto_aead_free(struct crypto_aead *a);
+
+/*
  * compress.c: the certificate compression algorithms (RFC 8879 §3), each present when it was
  * found at build time. compress_run appends alg's compression of in to out; decompress_exact
  * succeeds only if in decodes to exactly len bytes (no more, no less, nothing left over).

@@ -83,7 +83,7 @@ static enum hs_wait do_send_client_hello(SSL *c)
 {
     struct hs *hs = c->hs;
     struct wr *w = &hs->out;
-    if (c->alpn_len == 0) /* RFC 9001 §8.1 */
+    if (c->alpn_len == 0 && !c->tcp) /* RFC 9001 §8.1 */
         return hs_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_NO_APPLICATION_PROTOCOL);
     if (!hs->hrr_done) {
         /* The key share: the first group configured that the security level allows. */
@@ -97,13 +97,20 @@ static enum hs_wait do_send_client_hello(SSL *c)
         if (!crypto_random(c->client_random, sizeof(c->client_random)) ||
             !crypto_random(hs->grease_seed, sizeof(hs->grease_seed)) || !make_key_share(c, g))
             return HS_ERROR;
+        /* §D.4: over TCP in middlebox compatibility mode, a fresh 32-byte session id */
+        if (c->tcp && (c->options & SSL_OP_ENABLE_MIDDLEBOX_COMPAT)) {
+            if (!crypto_random(hs->session_id, sizeof(hs->session_id)))
+                return hs_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+            hs->session_id_len = sizeof(hs->session_id);
+        }
     }
     if (!psk_client_prepare(c))
         return HS_ERROR;
     size_t at = msg_begin(c, ssl_encryption_initial, HT_CLIENT_HELLO);
     wr_u16(w, TLS1_2_VERSION);
     wr_bytes(w, c->client_random, sizeof(c->client_random));
-    wr_u8(w, 0);
+    wr_u8(w, hs->session_id_len);
+    wr_bytes(w, hs->session_id, hs->session_id_len);
     size_t suites = wr_open_vec(w, 2);
     if (c->grease_enabled) /* RFC 8701 §3 */
         wr_u16(w, grease_value(c, GREASE_CIPHER));
@@ -208,7 +215,9 @@ static enum hs_wait do_read_server_hello(SSL *c)
         return hs_fail(c, SSL_AD_PROTOCOL_VERSION, SSL_R_UNSUPPORTED_PROTOCOL);
     if (c->hs->hello.version != TLS1_3_VERSION || legacy_version != TLS1_2_VERSION)
         return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_UNSUPPORTED_PROTOCOL);
-    if (!rd_empty(&session_id) || compression != 0)
+    /* §4.1.3: the echo of our legacy_session_id, and no compression */
+    if (session_id.n != c->hs->session_id_len ||
+        CRYPTO_memcmp(session_id.p, c->hs->session_id, session_id.n) != 0 || compression != 0)
         return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_DATA);
     const SSL_CIPHER *suite = suite_by_tls_id(suite_id);
     /* §4.1.4: the ServerHello must keep the suite of the HelloRetryRequest. */

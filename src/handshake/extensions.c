@@ -215,6 +215,8 @@ static int take_sigalgs(SSL *c, const struct rd *b)
 
 static int write_alpn_ch(SSL *c, struct wr *w)
 {
+    if (c->alpn_len == 0) /* none configured (QUIC requires one: do_send_client_hello) */
+        return EXT_NOT_SENT;
     size_t list = wr_open_vec(w, 2);
     wr_bytes(w, c->alpn, c->alpn_len);
     wr_close_vec(w, list, 2);
@@ -223,6 +225,8 @@ static int write_alpn_ch(SSL *c, struct wr *w)
 
 static int write_alpn_ee(SSL *c, struct wr *w)
 {
+    if (sbuf_len(&c->alpn_selected) == 0) /* over TCP a server may select none */
+        return EXT_NOT_SENT;
     size_t list = wr_open_vec(w, 2);
     size_t name = wr_open_vec(w, 1);
     wr_bytes(w, sbuf_data(&c->alpn_selected), sbuf_len(&c->alpn_selected));
@@ -238,6 +242,8 @@ static int write_alpn_ee(SSL *c, struct wr *w)
 static int client_take_alpn(SSL *c, const struct rd *b)
 {
     struct rd body, list, name, offer, cand;
+    if (b == NULL && c->tcp) /* over TCP a server may ignore ALPN */
+        return 1;
     if (b == NULL)
         return qtls_fail(c, SSL_AD_NO_APPLICATION_PROTOCOL, SSL_R_NO_APPLICATION_PROTOCOL);
     body = *b;
@@ -262,6 +268,8 @@ static int server_select_alpn(SSL *c, const struct rd *b)
     const unsigned char *out = NULL;
     unsigned char out_len = 0;
     SSL_CTX *ctx = c->ctx;
+    if (b == NULL && c->tcp) /* over TCP a client may offer none */
+        return 1;
     if (b == NULL)
         return qtls_fail(c, SSL_AD_NO_APPLICATION_PROTOCOL, SSL_R_NO_APPLICATION_PROTOCOL);
     body = *b;
@@ -270,9 +278,14 @@ static int server_select_alpn(SSL *c, const struct rd *b)
     for (probe = list; !rd_empty(&probe);)
         if (!rd_vec8(&probe, &name) || rd_empty(&name))
             return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-    if (ctx->alpn_select_cb == NULL ||
-        ctx->alpn_select_cb(c, &out, &out_len, list.p, (unsigned)list.n,
-                            ctx->alpn_select_arg) != SSL_TLSEXT_ERR_OK)
+    int r = ctx->alpn_select_cb == NULL
+                ? SSL_TLSEXT_ERR_NOACK
+                : ctx->alpn_select_cb(c, &out, &out_len, list.p, (unsigned)list.n,
+                                      ctx->alpn_select_arg);
+    /* Over TCP, as OpenSSL: no callback, or its NOACK, leaves ALPN out (RFC 7301 §3.2). */
+    if (r == SSL_TLSEXT_ERR_NOACK && c->tcp)
+        return 1;
+    if (r != SSL_TLSEXT_ERR_OK)
         return qtls_fail(c, SSL_AD_NO_APPLICATION_PROTOCOL, SSL_R_NO_APPLICATION_PROTOCOL);
     if (out == NULL || out_len == 0) /* the callback said yes to nothing */
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, QTLS_R_INVALID_ALPN_PROTOCOL);
@@ -498,10 +511,15 @@ static int parse_tp(SSL *c, const struct rd *body)
     return 1;
 }
 
-/* Both codepoints read: quic.c takes one, or fails with missing_extension for neither. */
+/* Both codepoints read: quic.c takes one, or fails with missing_extension for neither. Over
+   TCP there are no transport parameters: either codepoint is unsupported_extension. */
 static int parse_tp_draft(SSL *c, const struct rd *body)
 {
     int v1 = hello_has(c, EXT_QUIC_TP);
+    if (c->tcp && (v1 || body != NULL))
+        return qtls_fail(c, SSL_AD_UNSUPPORTED_EXTENSION, QTLS_R_UNEXPECTED_EXTENSION);
+    if (c->tcp)
+        return 1;
     return quic_take_peer_tp(c, v1 ? &c->hs->hello.tp : NULL, body);
 }
 

@@ -50,6 +50,11 @@ void hs_free(SSL *c)
 
 static int fail_handshake(SSL *c)
 {
+    if (c->syscall_error) { /* the transport failed (SSL_ERROR_SYSCALL): no alert can go out */
+        c->phase = PHASE_FAILED;
+        hs_free(c);
+        return -1;
+    }
     if (c->alert == 0)
         qtls_set_alert(c, SSL_AD_INTERNAL_ERROR);
     if (ERR_peek_error() == 0)
@@ -123,18 +128,17 @@ int SSL_do_handshake(SSL *s)
     s->want_write = 0;
     s->want_client_hello_cb = 0;
     s->want_x509_lookup = 0;
-    if (s->quic_method == NULL) {
-        /* With BIOs set and no QUIC method the caller wants TLS over TCP (compat_tcp.c). */
-        ERR_raise(ERR_LIB_SSL, cold_peek(s)->rbio != NULL || cold_peek(s)->wbio != NULL
-                                   ? QTLS_R_TLS_OVER_TCP_UNSUPPORTED
-                                   : QTLS_R_NO_QUIC_METHOD);
+    s->syscall_error = 0;
+    /* With BIOs set and no QUIC method the caller wants TLS over TCP (transport/record.c). */
+    if (s->quic_method == NULL && !record_attach(s))
         return -1;
-    }
     if (s->phase == PHASE_DONE) { /* after the handshake: tickets SSL_new_session_ticket queued */
         int f = flush_waiting(s);
         if (f <= 0)
             return -1;
         if (!send_queued_tickets(s))
+            return -1;
+        if (s->tcp && record_send_due(s) < 0) /* a KeyUpdate SSL_key_update asked for */
             return -1;
         return out_waiting(s) ? -1 : 1;
     }
@@ -233,6 +237,11 @@ static int post_handshake_message(SSL *c, uint8_t type, struct rd body)
 {
     if (type == HT_NEW_SESSION_TICKET && !c->server)
         return nst_client_process(c, body);
+    /* RFC 9001 §6: QUIC updates its keys itself; over TCP the record layer does (§4.6.3). */
+    if (type == HT_KEY_UPDATE && !c->tcp)
+        return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, QTLS_R_KEY_UPDATE_NOT_ALLOWED);
+    if (type == HT_KEY_UPDATE)
+        return record_peer_key_update(c, body);
     return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_UNEXPECTED_MESSAGE);
 }
 
@@ -247,29 +256,37 @@ int SSL_process_quic_post_handshake(SSL *ssl)
     return hs_process_post_handshake(ssl);
 }
 
-int hs_process_post_handshake(SSL *ssl)
+/* The next whole post-handshake message, if one is buffered: 1 done, 0 none, -1 failed. */
+static int post_handshake_step(SSL *ssl)
 {
     struct rd m, body;
     uint8_t type;
-    /* Every whole message queued, not just one (quictls/openssl#7). */
-    while (quic_peek_message(ssl, &m) == 1) {
-        struct rd w = m;
-        if (!rd_u8(&w, &type) || !rd_vec24(&w, &body))
-            break;
-        if (type == HT_KEY_UPDATE) {
-            qtls_fail(ssl, SSL_AD_UNEXPECTED_MESSAGE, QTLS_R_KEY_UPDATE_NOT_ALLOWED);
-            break;
-        }
-        if (!post_handshake_message(ssl, type, body))
-            break;
-        cb_handshake_message(ssl, 0, m.p, m.n);
-        quic_consume_message(ssl, m.n);
-    }
+    if (quic_peek_message(ssl, &m) != 1)
+        return 0;
+    struct rd w = m;
+    if (!rd_u8(&w, &type) || !rd_vec24(&w, &body) || !post_handshake_message(ssl, type, body))
+        return -1;
+    cb_handshake_message(ssl, 0, m.p, m.n);
+    quic_consume_message(ssl, m.n);
+    /* §5.1: what follows a KeyUpdate in its record was under the old key */
+    if (type == HT_KEY_UPDATE && quic_input_pending(ssl, ssl->read_level))
+        return qtls_fail(ssl, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_NOT_ON_RECORD_BOUNDARY) - 1;
+    return 1;
+}
+
+int hs_process_post_handshake(SSL *ssl) { return hs_process_post_handshake_n(ssl, SIZE_MAX) >= 0; }
+
+int hs_process_post_handshake_n(SSL *ssl, size_t max)
+{
+    /* Every whole message queued, not just one (quictls/openssl#7), unless max says fewer. */
+    int n = 0;
+    while ((size_t)n < max && post_handshake_step(ssl) > 0)
+        n++;
     quic_release_consumed(ssl);
     if (ssl->alert != 0) {
         quic_send_pending_alert(ssl);
         ssl->phase = PHASE_FAILED;
-        return 0;
+        return -1;
     }
-    return 1;
+    return n;
 }

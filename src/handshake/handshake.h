@@ -42,6 +42,9 @@ QTLS_MUST_CHECK int hs_start(SSL *c);
 void hs_free(SSL *c);
 /* SSL_process_quic_post_handshake without the front-door checks: 1, or 0 failed (alert sent). */
 QTLS_MUST_CHECK int hs_process_post_handshake(SSL *ssl);
+/* The same for at most max messages (SSL_read without SSL_MODE_AUTO_RETRY takes one): how many
+   were processed, or -1 failed (alert sent). */
+QTLS_MUST_CHECK int hs_process_post_handshake_n(SSL *ssl, size_t max);
 
 /* msg.c: message framing on top of the QUIC glue. */
 /* Opens a message of `type` at `level` in hs->out; returns the body start for msg_end. */

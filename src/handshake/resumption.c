@@ -538,8 +538,9 @@ int psk_take_ticket_early_data(SSL *c, const struct rd *body)
     b = *body;
     if (!rd_u32(&b, &c->ticket_max_early_data) || !rd_empty(&b))
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-    /* RFC 9001 §4.6.1: anything else is a protocol violation. */
-    if (c->ticket_max_early_data != QTLS_QUIC_MAX_EARLY_DATA)
+    /* RFC 9001 §4.6.1: anything else is a protocol violation in QUIC; over TCP it is the
+       ticket's limit (§4.2.10). */
+    if (c->ticket_max_early_data != QTLS_QUIC_MAX_EARLY_DATA && !c->tcp)
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_INVALID_MAX_EARLY_DATA);
     return 1;
 }

@@ -97,9 +97,12 @@ static int parse_client_hello(SSL *c, struct rd body, struct client_hello *ch)
         !rd_vec8(&body, &ch->compression) || !rd_vec16(&body, &ch->exts) || !rd_empty(&body) ||
         ch->session_id.n > 32 || ch->suites.n == 0 || ch->suites.n % 2 != 0)
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
-    /* RFC 9001 §8.4: no middlebox compatibility mode in QUIC. */
-    if (!rd_empty(&ch->session_id))
+    /* RFC 9001 §8.4: no middlebox compatibility mode in QUIC; over TCP it is echoed (§4.1.3). */
+    if (!rd_empty(&ch->session_id) && !c->tcp)
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, QTLS_R_UNEXPECTED_COMPATIBILITY_MODE);
+    if (!rd_empty(&ch->session_id))
+        memcpy(c->hs->session_id, ch->session_id.p, ch->session_id.n);
+    c->hs->session_id_len = (uint8_t)ch->session_id.n;
     /* §4.1.2: exactly the "null" compression method. */
     struct rd comp = ch->compression;
     if (!rd_u8(&comp, &method) || method != 0 || !rd_empty(&comp))
@@ -330,7 +333,8 @@ static size_t write_server_hello_head(SSL *c, const uint8_t *random)
     size_t at = msg_begin(c, ssl_encryption_initial, HT_SERVER_HELLO);
     wr_u16(w, TLS1_2_VERSION);
     wr_bytes(w, random, 32);
-    wr_u8(w, 0); /* legacy_session_id_echo: the client's, which QUIC keeps empty */
+    wr_u8(w, c->hs->session_id_len); /* legacy_session_id_echo (empty in QUIC) */
+    wr_bytes(w, c->hs->session_id, c->hs->session_id_len);
     wr_u16(w, c->cipher->tls_id);
     wr_u8(w, 0);
     return at;

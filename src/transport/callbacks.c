@@ -121,20 +121,34 @@ static void record_facts(SSL *c, int sent, const uint8_t *msg, size_t len)
     }
 }
 
+void cb_message(SSL *c, int sent, const uint8_t *msg, size_t len)
+{
+    const struct ssl_cold *k = cold_peek(c);
+    if (k->msg_callback != NULL)
+        k->msg_callback(sent, TLS1_3_VERSION, SSL3_RT_HANDSHAKE, msg, len, c, k->msg_callback_arg);
+}
+
 void cb_handshake_message(SSL *c, int sent, const uint8_t *msg, size_t len)
 {
     if (len < 4)
         return;
     record_facts(c, sent, msg, len);
-    const struct ssl_cold *k = cold_peek(c);
-    if (k->msg_callback != NULL)
-        k->msg_callback(sent, TLS1_3_VERSION, SSL3_RT_HANDSHAKE, msg, len, c, k->msg_callback_arg);
+    /* Over TCP the record layer reports a sent message after its record's header, as OpenSSL. */
+    if (!(sent && c->tcp))
+        cb_message(c, sent, msg, len);
     int st = state_for(c->server, sent, msg[0]);
     if (st >= 0 && st != c->hand_state) {
         c->hand_state = st;
         if (c->phase == PHASE_HANDSHAKE) /* OpenSSL's LOOP: a state change in the handshake */
             cb_info(c, c->server ? SSL_CB_ACCEPT_LOOP : SSL_CB_CONNECT_LOOP, 1);
     }
+}
+
+void cb_record(SSL *c, int sent, int version, int content_type, const uint8_t *p, size_t len)
+{
+    const struct ssl_cold *k = cold_peek(c);
+    if (k->msg_callback != NULL)
+        k->msg_callback(sent, version, content_type, p, len, c, k->msg_callback_arg);
 }
 
 /* qtls sends only fatal alerts (RFC 8446 §6.2); the info value is level << 8 | description. */

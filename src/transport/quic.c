@@ -38,7 +38,10 @@ int SSL_set_quic_method(SSL *ssl, const SSL_QUIC_METHOD *quic_method)
 }
 
 /* OpenSSL 3.5 answers 0 for a TLS object driven by SSL_set_quic_tls_cbs: so does qtls. */
-int SSL_is_quic(const SSL *ssl) { return ssl->quic_method != NULL && ssl->tls35 == NULL; }
+int SSL_is_quic(const SSL *ssl)
+{
+    return ssl->quic_method != NULL && ssl->tls35 == NULL && !ssl->tcp;
+}
 
 /* One SSL speaks one front door: quictls's or OpenSSL 3.5's (quic_tls35.c). */
 int quic_api_mixed(const char *function)
@@ -213,7 +216,7 @@ static int level_valid(OSSL_ENCRYPTION_LEVEL level)
 
 int SSL_provide_quic_data(SSL *ssl, OSSL_ENCRYPTION_LEVEL level, const uint8_t *data, size_t len)
 {
-    if (ssl->quic_method == NULL) {
+    if (ssl->quic_method == NULL || ssl->tcp) {
         ERR_raise(ERR_LIB_SSL, ERR_R_SHOULD_NOT_HAVE_BEEN_CALLED);
         return 0;
     }
@@ -314,11 +317,13 @@ int quic_peek_message(SSL *c, struct rd *msg)
 /* Only moves the offset, so views into the buffer stay valid until the next input. */
 void quic_consume_message(SSL *c, size_t len) { c->input->off[c->read_level] += len; }
 
-static int rd_empty_at(SSL *c, OSSL_ENCRYPTION_LEVEL level)
+static int rd_empty_at(const SSL *c, OSSL_ENCRYPTION_LEVEL level)
 {
     struct rd left = pending_input(c, level);
     return rd_empty(&left);
 }
+
+int quic_input_pending(const SSL *c, OSSL_ENCRYPTION_LEVEL level) { return !rd_empty_at(c, level); }
 
 /* RFC 8446 §5.1: handshake messages must not span key changes. */
 int quic_set_levels(SSL *c, OSSL_ENCRYPTION_LEVEL read, OSSL_ENCRYPTION_LEVEL write)

@@ -29,6 +29,48 @@ struct quic_hooks {
 };
 
 /* ------------------------------------------------------------------ */
+/* The TLS record layer (record.c): TLS over TCP                       */
+/* ------------------------------------------------------------------ */
+
+/* What reading one record gave. */
+enum record_event {
+    REC_ERROR,     /* failed: alert recorded, or the rbio failed (c->syscall_error) */
+    REC_WANT,      /* the rbio has no more now (c->want_read or want_write set) */
+    REC_AGAIN,     /* a record with nothing for the caller (a dummy change_cipher_spec) */
+    REC_HANDSHAKE, /* handshake bytes, buffered for the engine at the record's level */
+    REC_APP,       /* application data, waiting for record_take_app */
+    REC_CLOSED,    /* the peer's close_notify (or an end allowed as one) */
+    REC_EOF,       /* the rbio ended without close_notify: SSL_read returns 0 (error queued, or
+                      SSL_ERROR_SYSCALL when the BIO does not say it ended) */
+};
+
+/* Makes c a TLS-over-TCP connection on its BIOs (the engine's transport becomes the record
+   layer); 0 with an error if it has no BIO. */
+QTLS_MUST_CHECK int record_attach(SSL *c);
+void record_free(SSL *c);
+/* Reads and processes one record. */
+enum record_event record_next(SSL *c);
+/* Copies up to num bytes of the application data waiting (peek: leaves them); the count. */
+size_t record_take_app(SSL *c, uint8_t *buf, size_t num, int peek);
+size_t record_pending(const SSL *c);
+int record_has_pending(const SSL *c);
+int record_close_notify_received(const SSL *c);
+/* Seals num bytes of application data and writes them out: 1 with *written, 0 the wbio took
+   not all yet (want set; call again with the same arguments), -1 failed. */
+int record_write_app(SSL *c, const uint8_t *buf, size_t num, size_t *written);
+/* Writes out what waits: 1 all, 0 not yet (want set), -1 failed. */
+int record_flush(SSL *c);
+/* Sends what is due after the handshake (a KeyUpdate), then record_flush. */
+int record_send_due(SSL *c);
+/* close_notify (§6.1), then record_flush. */
+int record_send_close_notify(SSL *c);
+/* SSL_key_update: the type to send next; the one still to send (SSL_get_key_update_type). */
+QTLS_MUST_CHECK int record_request_key_update(SSL *c, int type);
+int record_pending_key_update(const SSL *c);
+/* The peer's KeyUpdate body (§4.6.3): its next read key, and our answer if it asked. */
+QTLS_MUST_CHECK int record_peer_key_update(SSL *c, struct rd body);
+
+/* ------------------------------------------------------------------ */
 /* QUIC glue (quic.c)                                                 */
 /* ------------------------------------------------------------------ */
 
@@ -56,6 +98,8 @@ void quic_consume_message(SSL *c, size_t len);
  */
 QTLS_MUST_CHECK int quic_set_levels(SSL *c, OSSL_ENCRYPTION_LEVEL read,
                                     OSSL_ENCRYPTION_LEVEL write);
+/* Are bytes at this level received and not consumed? */
+int quic_input_pending(const SSL *c, OSSL_ENCRYPTION_LEVEL level);
 /* Frees the input buffers. */
 void quic_free_buffers(SSL *c);
 /* Drops what the glue needs only until the handshake is done (our transport parameters). */
@@ -82,6 +126,12 @@ QTLS_MUST_CHECK int quic_take_peer_tp(SSL *c, const struct rd *v1, const struct 
  */
 void cb_info(const SSL *c, int where, int ret);
 void cb_handshake_message(SSL *c, int sent, const uint8_t *msg, size_t len);
+/* The message callback alone for one whole handshake message. */
+void cb_message(SSL *c, int sent, const uint8_t *msg, size_t len);
 void cb_alert_sent(SSL *c, uint8_t alert);
+/* The message callback for what a record carries besides handshake messages, with the version
+   OpenSSL 3.0 reports: SSL3_RT_HEADER (the 5-byte header, its own version),
+   SSL3_RT_INNER_CONTENT_TYPE (1 byte), alerts and the change_cipher_spec. */
+void cb_record(SSL *c, int sent, int version, int content_type, const uint8_t *p, size_t len);
 
 #endif
