@@ -232,6 +232,7 @@ struct ssl_cold;
 
 struct tls35;
 struct record;
+struct pha;
 
 /*
  * The connection. Members are grouped by concern and, within a group, laid out to leave no
@@ -271,6 +272,7 @@ struct ssl_st {
     struct quic_input *input; /* quic.c: the bytes received per level, while any are unread */
     struct tls35 *tls35;          /* quic_tls35.c: the OpenSSL 3.5 API in use, else NULL */
     struct record *rec;           /* transport/record.c: TLS over TCP, else NULL */
+    struct pha *pha;              /* handshake/post_auth.c: post-handshake authentication (TCP) */
     const struct quic_hooks *quic_hooks; /* set with tls35 */
     uint8_t *early_data_context;  /* SSL_set_quic_early_data_context */
     size_t early_data_context_len;
@@ -281,6 +283,7 @@ struct ssl_st {
     uint8_t early_data_enabled; /* SSL_set_quic_early_data_enabled */
     uint8_t tcp;                /* the record layer carries this connection (TLS over TCP) */
     uint8_t read_ahead;         /* SSL_set_read_ahead, from the context */
+    uint8_t stop_after_flight;  /* SSL_write_early_data: return once the ClientHello is out */
     uint8_t syscall_error;      /* the last I/O failed in a BIO (SSL_ERROR_SYSCALL) */
 
     /* Outcome */
@@ -460,6 +463,7 @@ enum hs_wait {
     X(QUIC_TP, TLSEXT_TYPE_quic_transport_parameters, 0)               /* RFC 9001 §8.2 */         \
     X(QUIC_TP_DRAFT, TLSEXT_TYPE_quic_transport_parameters_draft, 0)   /* draft-ietf-quic-tls */   \
     X(COMPRESS_CERTIFICATE, TLSEXT_TYPE_compress_certificate, 0)       /* RFC 8879 §3 */           \
+    X(POST_HANDSHAKE_AUTH, TLSEXT_TYPE_post_handshake_auth, 0)         /* §4.2.6, TCP only */      \
     X(EARLY_DATA, TLSEXT_TYPE_early_data, 1)                           /* §4.2.10 */               \
     X(PRE_SHARED_KEY, TLSEXT_TYPE_psk, 1)                              /* §4.2.11 */               \
     X(PADDING, TLSEXT_TYPE_padding, 1)                        /* RFC 7685: recognised, never sent */ \

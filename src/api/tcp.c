@@ -313,7 +313,7 @@ static int write_common(SSL *s, const void *buf, size_t num, size_t *written)
     }
     if (s->phase == PHASE_FAILED)
         return -1;
-    int r = record_write_app(s, buf, num, written);
+    int r = record_write_app(s, ssl_encryption_application, buf, num, written);
     if (r < 0)
         return failed(s);
     return r > 0 ? 1 : -1;
@@ -421,8 +421,24 @@ int tcp_shutdown(SSL *s)
     return (s->shutdown & SSL_RECEIVED_SHUTDOWN) ? 1 : 0;
 }
 
-/* 0-RTT over TCP is not there yet: a server reads none (the handshake runs, early data is
-   rejected); a client with a session that allows it is told so. */
+/* ------------------------------------------------------------------ */
+/* 0-RTT (RFC 8446 §4.2.10, §2.3)                                      */
+/* ------------------------------------------------------------------ */
+
+/* Server: are we past the client's early data (or was there none to read)? */
+static int early_data_over(const SSL *s)
+{
+    return s->phase == PHASE_DONE ||
+           (s->phase == PHASE_HANDSHAKE && s->read_level != ssl_encryption_initial &&
+            s->read_level != ssl_encryption_early_data);
+}
+
+/*
+ * SSL_read_early_data(3), server: a server accepts 0-RTT only when it reads it this way (as
+ * OpenSSL's). The handshake runs until early data comes (SUCCESS with it), the client's
+ * EndOfEarlyData or a rejection ends it (FINISH), or the transport has no more now (ERROR with
+ * want-read); the handshake then completes in SSL_do_handshake or SSL_read.
+ */
 int SSL_read_early_data(SSL *s, void *buf, size_t num, size_t *readbytes)
 {
     if (readbytes != NULL)
@@ -431,26 +447,84 @@ int SSL_read_early_data(SSL *s, void *buf, size_t num, size_t *readbytes)
         quic_connection("SSL_read_early_data");
         return SSL_READ_EARLY_DATA_ERROR;
     }
-    if (!s->server || s->phase == PHASE_DONE) {
+    if (!s->server || (s->phase != PHASE_BEFORE && !s->early_data_enabled)) {
         ERR_raise(ERR_LIB_SSL, ERR_R_SHOULD_NOT_HAVE_BEEN_CALLED);
         return SSL_READ_EARLY_DATA_ERROR;
     }
-    int r = SSL_do_handshake(s);
-    return r > 0 ? SSL_READ_EARLY_DATA_FINISH : SSL_READ_EARLY_DATA_ERROR;
+    s->early_data_enabled = 1;
+    for (;;) {
+        size_t n = record_take_app(s, buf, num, 0);
+        if (n > 0) {
+            if (readbytes != NULL)
+                *readbytes = n;
+            return SSL_READ_EARLY_DATA_SUCCESS;
+        }
+        if (s->phase == PHASE_FAILED)
+            return SSL_READ_EARLY_DATA_ERROR;
+        if (early_data_over(s))
+            return SSL_READ_EARLY_DATA_FINISH;
+        int r = SSL_do_handshake(s);
+        if (r > 0)
+            return SSL_READ_EARLY_DATA_FINISH;
+        if (record_pending(s) > 0) /* early data came: the loop returns it */
+            continue;
+        if (s->phase == PHASE_FAILED || !early_data_over(s))
+            return SSL_READ_EARLY_DATA_ERROR; /* failed, or want-read / want-write */
+    }
 }
 
+/*
+ * SSL_write_early_data(3), client: with a session whose ticket allows 0-RTT, the first call
+ * sends the ClientHello; each call then writes data under the early keys, at most the ticket's
+ * max_early_data in all. SSL_connect or SSL_do_handshake completes the handshake, and
+ * SSL_get_early_data_status says whether the server took the data.
+ */
 int SSL_write_early_data(SSL *s, const void *buf, size_t num, size_t *written)
 {
+    size_t n = 0;
     if (written != NULL)
         *written = 0;
     if (is_quic(s) || s->tls35 != NULL)
         return quic_connection("SSL_write_early_data");
-    if (s->server || s->phase != PHASE_BEFORE || s->session == NULL ||
-        s->session->max_early_data == 0) {
+    if (s->phase == PHASE_BEFORE) {
+        if (s->server || s->session == NULL || s->session->max_early_data == 0) {
+            ERR_raise(ERR_LIB_SSL, ERR_R_SHOULD_NOT_HAVE_BEEN_CALLED);
+            return 0;
+        }
+        s->server = 0;
+        s->early_data_enabled = 1;
+    }
+    if (s->server || !s->early_data_enabled || s->phase == PHASE_DONE) {
         ERR_raise(ERR_LIB_SSL, ERR_R_SHOULD_NOT_HAVE_BEEN_CALLED);
         return 0;
     }
-    return qtls_not_implemented("0-RTT over TCP (SSL_write_early_data)");
+    start_call(s);
+    if (!record_early_writable(s)) {
+        /* The ClientHello goes out (its early keys come with it); then the engine waits for
+           the ServerHello, and the early data can go. */
+        s->stop_after_flight = 1;
+        (void)SSL_do_handshake(s);
+        s->stop_after_flight = 0;
+        if (s->phase != PHASE_HANDSHAKE || s->want_write)
+            return 0; /* failed, or the ClientHello waits for the wbio: call again */
+        s->want_read = 0;
+        if (!record_early_writable(s)) { /* the session could not carry 0-RTT after all */
+            ERR_raise(ERR_LIB_SSL, s->early_data_reason == ssl_early_data_alpn_mismatch
+                                       ? SSL_R_INCONSISTENT_EARLY_DATA_ALPN
+                                       : ERR_R_SHOULD_NOT_HAVE_BEEN_CALLED);
+            return 0;
+        }
+    }
+    if (num > s->session->max_early_data - record_early_written(s)) {
+        ERR_raise(ERR_LIB_SSL, SSL_R_TOO_MUCH_EARLY_DATA);
+        return 0;
+    }
+    int r = record_write_app(s, ssl_encryption_early_data, buf, num, &n);
+    if (r < 0)
+        return failed(s) + 1;
+    if (written != NULL)
+        *written = n;
+    return r > 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -21,6 +21,7 @@ enum client_state {
     CS_READ_SERVER_CERTIFICATE,
     CS_READ_SERVER_CERTIFICATE_VERIFY,
     CS_READ_SERVER_FINISHED,
+    CS_SEND_END_OF_EARLY_DATA,
     CS_SEND_CLIENT_CERTIFICATE,
     CS_SEND_CLIENT_FINISHED,
     CS_DONE,
@@ -41,6 +42,7 @@ static const struct hs_levels levels[CS_DONE + 1] = {
     [CS_READ_SERVER_CERTIFICATE] = {HS_HANDSHAKE, HS_HANDSHAKE},
     [CS_READ_SERVER_CERTIFICATE_VERIFY] = {HS_HANDSHAKE, HS_HANDSHAKE},
     [CS_READ_SERVER_FINISHED] = {HS_HANDSHAKE, HS_HANDSHAKE},
+    [CS_SEND_END_OF_EARLY_DATA] = {HS_APPLICATION, HS_APPLICATION},
     [CS_SEND_CLIENT_CERTIFICATE] = {HS_APPLICATION, HS_APPLICATION},
     [CS_SEND_CLIENT_FINISHED] = {HS_APPLICATION, HS_APPLICATION},
     [CS_DONE] = {HS_APPLICATION, HS_APPLICATION},
@@ -307,10 +309,25 @@ static enum hs_wait do_read_server_finished(SSL *c)
     if (w != HS_CONTINUE)
         return w;
     /* The server's flight is read: anything after it is post-handshake, at 1-RTT. */
-    if (!set_state(c, hs->cert_requested ? CS_SEND_CLIENT_CERTIFICATE : CS_SEND_CLIENT_FINISHED) ||
-        !sec_derive_application(c))
+    if (!set_state(c, CS_SEND_END_OF_EARLY_DATA) || !sec_derive_application(c))
         return HS_ERROR;
     return HS_CONTINUE;
+}
+
+/*
+ * §4.5: over TCP, once the server accepted 0-RTT, EndOfEarlyData closes the early data, under
+ * the early keys, before the client's second flight. QUIC has none (RFC 9001 §8.3).
+ */
+static enum hs_wait do_send_end_of_early_data(SSL *c)
+{
+    enum client_state after = c->hs->cert_requested ? CS_SEND_CLIENT_CERTIFICATE
+                                                    : CS_SEND_CLIENT_FINISHED;
+    if (!c->tcp || c->early_data_status != SSL_EARLY_DATA_ACCEPTED)
+        return next(c, after, HS_CONTINUE);
+    size_t at = msg_begin(c, ssl_encryption_early_data, HT_END_OF_EARLY_DATA);
+    if (!msg_end(c, at))
+        return HS_ERROR;
+    return next(c, after, HS_CONTINUE);
 }
 
 /*
@@ -387,6 +404,8 @@ enum hs_wait client_step(SSL *c)
         return do_read_server_certificate_verify(c);
     case CS_READ_SERVER_FINISHED:
         return do_read_server_finished(c);
+    case CS_SEND_END_OF_EARLY_DATA:
+        return do_send_end_of_early_data(c);
     case CS_SEND_CLIENT_CERTIFICATE:
         return do_send_client_certificate(c);
     case CS_SEND_CLIENT_FINISHED:

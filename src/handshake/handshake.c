@@ -187,6 +187,10 @@ static int drive_handshake(SSL *s)
                 return fail_handshake(s);
             if (out_waiting(s))
                 return -1;
+            if (s->stop_after_flight) { /* the client writes early data now (api/tcp.c) */
+                s->stop_after_flight = 0;
+                return -1;
+            }
             continue;
         case HS_WANT_MESSAGE:
             if (!msg_end_flight(s))

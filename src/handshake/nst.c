@@ -90,9 +90,9 @@ static int write_ticket(SSL *c, uint64_t counter)
     for (int i = 0; i < 8; i++)
         nonce[i] = (uint8_t)(counter >> (56 - 8 * i));
     s->psk.len = crypto_hash_len(h);
-    /* QUIC's tickets say 0xffffffff (RFC 9001 §4.6.1). Over TCP qtls has no 0-RTT yet
-       (docs/limits.md): its tickets allow none. */
-    s->max_early_data = c->max_early_data != 0 && !c->tcp ? QTLS_QUIC_MAX_EARLY_DATA : 0;
+    /* QUIC's tickets say 0xffffffff (RFC 9001 §4.6.1); over TCP the configured limit. */
+    s->max_early_data = c->tcp || c->max_early_data == 0 ? c->max_early_data
+                                                         : QTLS_QUIC_MAX_EARLY_DATA;
     if (c->early_data_context_len > 0) {
         s->early_context = OPENSSL_memdup(c->early_data_context, c->early_data_context_len);
         s->early_context_len = s->early_context != NULL ? c->early_data_context_len : 0;

@@ -88,15 +88,16 @@ int psk_client_prepare(SSL *c)
     if (!sec_set_psk(c, s->cipher->hash, &s->psk))
         return 0;
     hs->psk_offered = 1;
-    /* 0-RTT only in the first ClientHello, for a QUIC ticket, with its suite and ALPN. */
-    hs->early_data_offered = !hs->hrr_done && c->early_data_enabled &&
-                             s->max_early_data == QTLS_QUIC_MAX_EARLY_DATA && suite_ok &&
-                             s->alpn_len > 0 && alpn_offered(c, s->alpn, s->alpn_len);
+    /* 0-RTT only in the first ClientHello, for a ticket that allows it (QUIC's say 0xffffffff,
+       RFC 9001 §4.6.1), with its suite and ALPN (QUIC requires one; over TCP none is none). */
+    int ticket_ok = c->tcp ? s->max_early_data > 0 : s->max_early_data == QTLS_QUIC_MAX_EARLY_DATA;
+    int alpn_ok = s->alpn_len > 0 ? alpn_offered(c, s->alpn, s->alpn_len) : c->tcp;
+    hs->early_data_offered =
+        !hs->hrr_done && c->early_data_enabled && ticket_ok && suite_ok && alpn_ok;
     /* BoringSSL's should_offer_early_data order; offered: the server's answer decides. */
     if (first && c->early_data_enabled)
-        c->early_data_reason = hs->early_data_offered ? ssl_early_data_unknown
-                               : s->max_early_data != QTLS_QUIC_MAX_EARLY_DATA || !suite_ok ||
-                                       s->alpn_len == 0
+        c->early_data_reason = hs->early_data_offered            ? ssl_early_data_unknown
+                               : !ticket_ok || !suite_ok || (!alpn_ok && s->alpn_len == 0)
                                    ? ssl_early_data_unsupported_for_session
                                    : ssl_early_data_alpn_mismatch;
     return 1;

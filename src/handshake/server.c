@@ -22,6 +22,7 @@ enum server_state {
     SS_SEND_CERTIFICATE,
     SS_SEND_CERTIFICATE_VERIFY,
     SS_SEND_FINISHED,
+    SS_READ_END_OF_EARLY_DATA,
     SS_READ_CLIENT_CERTIFICATE,
     SS_READ_CLIENT_CERTIFICATE_VERIFY,
     SS_READ_CLIENT_FINISHED,
@@ -44,6 +45,7 @@ static const struct hs_levels levels[SS_DONE + 1] = {
     [SS_SEND_CERTIFICATE] = {HS_HANDSHAKE, HS_HANDSHAKE},
     [SS_SEND_CERTIFICATE_VERIFY] = {HS_HANDSHAKE, HS_HANDSHAKE},
     [SS_SEND_FINISHED] = {HS_HANDSHAKE, HS_HANDSHAKE},
+    [SS_READ_END_OF_EARLY_DATA] = {HS_EARLY, HS_APPLICATION},
     [SS_READ_CLIENT_CERTIFICATE] = {HS_HANDSHAKE, HS_APPLICATION},
     [SS_READ_CLIENT_CERTIFICATE_VERIFY] = {HS_HANDSHAKE, HS_APPLICATION},
     [SS_READ_CLIENT_FINISHED] = {HS_HANDSHAKE, HS_APPLICATION},
@@ -450,15 +452,36 @@ static enum hs_wait do_send_certificate_verify(SSL *c)
  * §4.4.4: our Finished ends our flight. After it the application keys exist (§7.1); the 1-RTT
  * write key allows 0.5-RTT data.
  */
+/* The client's second flight: its Certificate if we asked for one, else its Finished. */
+static enum server_state after_early_data(const SSL *c)
+{
+    return c->hs->cert_requested ? SS_READ_CLIENT_CERTIFICATE : SS_READ_CLIENT_FINISHED;
+}
+
 static enum hs_wait do_send_finished(SSL *c)
 {
     struct hs *hs = c->hs;
     if (!msg_write_finished(c, &hs->server_hs) || !msg_flush_output(c) ||
         !sec_derive_application(c))
         return HS_ERROR;
-    /* The server's flight ends with its Finished. */
-    return next(c, hs->cert_requested ? SS_READ_CLIENT_CERTIFICATE : SS_READ_CLIENT_FINISHED,
-                HS_FLUSH);
+    /* The server's flight ends with its Finished; over TCP accepted early data comes next. */
+    if (c->tcp && c->early_data_status == SSL_EARLY_DATA_ACCEPTED)
+        return next(c, SS_READ_END_OF_EARLY_DATA, HS_FLUSH);
+    return next(c, after_early_data(c), HS_FLUSH);
+}
+
+/* §4.5: over TCP the client's EndOfEarlyData (an empty body) ends its early data. */
+static enum hs_wait do_read_end_of_early_data(SSL *c)
+{
+    struct rd body, whole;
+    enum hs_wait r = msg_read_expected(c, HT_END_OF_EARLY_DATA, &body, &whole);
+    if (r != HS_CONTINUE)
+        return r;
+    if (!rd_empty(&body))
+        return hs_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
+    if (!msg_consume(c, &whole))
+        return HS_ERROR;
+    return next(c, after_early_data(c), HS_CONTINUE);
 }
 
 /* §4.4.2: the client's chain, which may be empty (§4.4.2.4). */
@@ -535,6 +558,8 @@ enum hs_wait server_step(SSL *c)
         return do_send_certificate_verify(c);
     case SS_SEND_FINISHED:
         return do_send_finished(c);
+    case SS_READ_END_OF_EARLY_DATA:
+        return do_read_end_of_early_data(c);
     case SS_READ_CLIENT_CERTIFICATE:
         return do_read_client_certificate(c);
     case SS_READ_CLIENT_CERTIFICATE_VERIFY:

@@ -77,6 +77,9 @@ struct record {
     uint8_t eof;            /* the rbio reached its end */
     uint8_t done;           /* the handshake's keys are gone */
     uint8_t blocked;        /* the wbio did not take all the output last time */
+    uint8_t skip_done;      /* server: a record came under the handshake keys (skipping ends) */
+    size_t early_bytes;     /* early data written (client), received or skipped (server) */
+    uint8_t early_closed;   /* client: EndOfEarlyData went out, no more early data */
 };
 
 static struct record *rec(const SSL *c) { return c->rec; }
@@ -312,6 +315,8 @@ static int sink_add_handshake_data(SSL *c, OSSL_ENCRYPTION_LEVEL level, const ui
     if (!seal(c, level, RT_HANDSHAKE, data, len))
         return 0;
     report_messages(c, data, len);
+    if (level == ssl_encryption_early_data) /* EndOfEarlyData (§4.5) */
+        r->early_closed = 1;
     return 1;
 }
 
@@ -413,6 +418,33 @@ static void consume_record(SSL *c, size_t len)
     }
 }
 
+/*
+ * §4.2.10: early data a server takes counts against its recv_max_early_data, and so does early
+ * data it skips after rejecting it (OpenSSL's limit for both); beyond it, unexpected_message.
+ */
+static int count_early_data(SSL *c, size_t n)
+{
+    struct record *r = rec(c);
+    r->early_bytes += n;
+    if (r->early_bytes > c->recv_max_early_data)
+        return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_TOO_MUCH_EARLY_DATA);
+    return 1;
+}
+
+/* Server: is the client's early data being read (accepted, 0-RTT keys in use)? */
+static int reading_early_data(const SSL *c)
+{
+    return c->server && c->phase == PHASE_HANDSHAKE && c->read_level == ssl_encryption_early_data;
+}
+
+/* Server: did it reject the early data the client sent, whose records it skips until the
+   client's handshake records come (§4.2.10)? */
+static int skipping_early_data(const SSL *c)
+{
+    return c->server && c->phase == PHASE_HANDSHAKE &&
+           c->early_data_status == SSL_EARLY_DATA_REJECTED && !c->rec->skip_done;
+}
+
 /* A received alert (§6): close_notify ends the peer's writing; every other is fatal. */
 static enum record_event take_alert(SSL *c, const uint8_t *p, size_t n)
 {
@@ -461,12 +493,21 @@ static enum record_event take_ccs(SSL *c, const uint8_t *p, size_t n)
 /* The keys records are read with now: the engine's read level's. */
 static struct epoch *read_epoch(const SSL *c) { return &c->rec->rd.ep[c->read_level]; }
 
-/* Unprotects the record at p (n bytes after the header h): the inner content and type. */
+/*
+ * Unprotects the record at p (n bytes after the header h): the inner content and type. 1, 0
+ * failed, or -1: a record of early data the server rejected, to be skipped (§4.2.10).
+ */
 static int unprotect(SSL *c, const uint8_t *h, uint8_t *p, size_t *n, uint8_t *type)
 {
     struct epoch *d = read_epoch(c);
-    if (*n < CRYPTO_AEAD_TAG_LEN + 1 || !crypto_aead_open(d->aead, d->seq, h, HEADER_LEN, p, *n, p))
+    if (d->aead == NULL) /* early data before the second ClientHello (HelloRetryRequest) */
+        return count_early_data(c, *n) ? -1 : 0;
+    if (*n < CRYPTO_AEAD_TAG_LEN + 1 || !crypto_aead_open(d->aead, d->seq, h, HEADER_LEN, p, *n, p)) {
+        if (skipping_early_data(c))
+            return count_early_data(c, *n) ? -1 : 0;
         return qtls_fail(c, SSL_AD_BAD_RECORD_MAC, SSL_R_DECRYPTION_FAILED_OR_BAD_RECORD_MAC);
+    }
+    rec(c)->skip_done = 1;
     d->seq++;
     d->protected_seen = 1;
     *n -= CRYPTO_AEAD_TAG_LEN;
@@ -497,7 +538,7 @@ static int check_header(SSL *c, const uint8_t *h, size_t *len)
     if (d->aead != NULL && h[0] != RT_APPLICATION_DATA && h[0] != RT_CHANGE_CIPHER_SPEC &&
         !(h[0] == RT_ALERT && !d->protected_seen && c->phase == PHASE_HANDSHAKE))
         return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_UNEXPECTED_RECORD);
-    if (d->aead == NULL && h[0] == RT_APPLICATION_DATA)
+    if (d->aead == NULL && h[0] == RT_APPLICATION_DATA && !skipping_early_data(c))
         return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_UNEXPECTED_RECORD);
     return 1;
 }
@@ -553,10 +594,14 @@ static enum record_event take_content(SSL *c, uint8_t type, const uint8_t *p, si
         return REC_HANDSHAKE;
     }
     case RT_APPLICATION_DATA:
-        /* §5.1: never during the handshake, nor inside a handshake message */
-        if (c->phase != PHASE_DONE || r->close_notify ||
-            quic_input_pending(c, ssl_encryption_application))
+        /* §5.1: never during the handshake but for early data, nor inside a handshake message */
+        if (reading_early_data(c)) {
+            if (!count_early_data(c, n))
+                return REC_ERROR;
+        } else if (c->phase != PHASE_DONE || r->close_notify ||
+                   quic_input_pending(c, ssl_encryption_application)) {
             return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_UNEXPECTED_RECORD), REC_ERROR;
+        }
         r->app_off = body_at;
         r->app_len = n;
         return n > 0 ? REC_APP : REC_AGAIN;
@@ -587,10 +632,11 @@ enum record_event record_next(SSL *c)
         n = len;
         type = h[0];
         enum record_event e;
+        int u = type == RT_APPLICATION_DATA ? unprotect(c, h, p, &n, &type) : 1;
         if (type == RT_CHANGE_CIPHER_SPEC)
             e = take_ccs(c, p, n);
-        else if (type == RT_APPLICATION_DATA && !unprotect(c, h, p, &n, &type))
-            e = REC_ERROR;
+        else if (u <= 0)
+            e = u < 0 ? REC_AGAIN : REC_ERROR; /* skipped early data, or a failure */
         else
             e = take_content(c, type, p, n, (size_t)(p - r->in.buf));
         if (e == REC_APP) {
@@ -621,6 +667,15 @@ size_t record_take_app(SSL *c, uint8_t *buf, size_t num, int peek)
     return n;
 }
 
+int record_early_writable(const SSL *c)
+{
+    const struct record *r = c->rec;
+    return r != NULL && c->phase == PHASE_HANDSHAKE && !r->early_closed &&
+           r->wr.ep[ssl_encryption_early_data].aead != NULL;
+}
+
+size_t record_early_written(const SSL *c) { return c->rec != NULL ? c->rec->early_bytes : 0; }
+
 size_t record_pending(const SSL *c) { return c->rec != NULL ? c->rec->app_len : 0; }
 
 int record_has_pending(const SSL *c)
@@ -646,6 +701,9 @@ static int hook_pull(SSL *c)
             return 1;
         case REC_WANT:
             return 0;
+        case REC_APP: /* early data: SSL_read_early_data takes it before the handshake goes on */
+            c->want_read = 1;
+            return 0;
         case REC_AGAIN:
             continue;
         case REC_CLOSED: /* the peer closed before the handshake was done */
@@ -653,7 +711,6 @@ static int hook_pull(SSL *c)
             c->alert_sent = 1;
             return -1;
         case REC_EOF:
-        case REC_APP:
         case REC_ERROR:
             break;
         }
@@ -774,7 +831,8 @@ int record_peer_key_update(SSL *c, struct rd body)
  * (SSL_R_BAD_WRITE_RETRY), finishes it and goes on. The count returned covers everything this
  * write did since its first call; with SSL_MODE_ENABLE_PARTIAL_WRITE it returns after a record.
  */
-int record_write_app(SSL *c, const uint8_t *buf, size_t num, size_t *written)
+int record_write_app(SSL *c, OSSL_ENCRYPTION_LEVEL level, const uint8_t *buf, size_t num,
+                     size_t *written)
 {
     struct record *r = rec(c);
     size_t tot = r->write_done;
@@ -796,12 +854,14 @@ int record_write_app(SSL *c, const uint8_t *buf, size_t num, size_t *written)
     while (tot < num) {
         size_t chunk = num - tot < MAX_PLAINTEXT ? num - tot : MAX_PLAINTEXT;
         if (!send_due_key_update(c) ||
-            !seal(c, ssl_encryption_application, RT_APPLICATION_DATA, buf + tot, chunk) ||
+            !seal(c, level, RT_APPLICATION_DATA, buf + tot, chunk) ||
             (f = record_flush(c)) < 0) {
             r->write_done = 0; /* failed: an alert is recorded, or the wbio failed */
             return -1;
         }
         r->write_buf = buf;
+        if (level == ssl_encryption_early_data)
+            r->early_bytes += chunk;
         if (f == 0) { /* sealed; the retry hands it over */
             r->write_done = tot;
             r->write_pending = chunk;

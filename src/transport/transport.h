@@ -53,11 +53,17 @@ enum record_event record_next(SSL *c);
 /* Copies up to num bytes of the application data waiting (peek: leaves them); the count. */
 size_t record_take_app(SSL *c, uint8_t *buf, size_t num, int peek);
 size_t record_pending(const SSL *c);
+/* Client: may early data be written now (0-RTT keys in place, no EndOfEarlyData yet), and how
+   much was. */
+int record_early_writable(const SSL *c);
+size_t record_early_written(const SSL *c);
 int record_has_pending(const SSL *c);
 int record_close_notify_received(const SSL *c);
-/* Seals num bytes of application data and writes them out: 1 with *written, 0 the wbio took
-   not all yet (want set; call again with the same arguments), -1 failed. */
-int record_write_app(SSL *c, const uint8_t *buf, size_t num, size_t *written);
+/* Seals num bytes of application data at a level (application, or the client's early data) and
+   writes them out: 1 with *written, 0 the wbio took not all yet (want set; call again with the
+   same arguments), -1 failed. */
+int record_write_app(SSL *c, OSSL_ENCRYPTION_LEVEL level, const uint8_t *buf, size_t num,
+                     size_t *written);
 /* Writes out what waits: 1 all, 0 not yet (want set), -1 failed. */
 int record_flush(SSL *c);
 /* Sends what is due after the handshake (a KeyUpdate), then record_flush. */
