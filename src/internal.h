@@ -172,6 +172,7 @@ struct ssl_ctx_st {
     int reverify_on_resume; /* SSL_CTX_set_reverify_on_resume */
     int grease_enabled;     /* SSL_CTX_set_grease_enabled (RFC 8701), copied by SSL_new */
     int read_ahead;         /* SSL_CTX_set_read_ahead: records read in bulk (record.c) */
+    size_t read_buffer_len; /* SSL_CTX_set_default_read_buffer_len: read-ahead's size */
     int sct_requested;      /* sct.c: SSL_CTX_enable_signed_cert_timestamps, copied by SSL_new */
     uint8_t *sct_list;      /* sct.c: the server's SCT list, unless the connection has one */
     size_t sct_list_len;
@@ -273,6 +274,7 @@ struct ssl_st {
     struct tls35 *tls35;          /* quic_tls35.c: the OpenSSL 3.5 API in use, else NULL */
     struct record *rec;           /* transport/record.c: TLS over TCP, else NULL */
     struct pha *pha;              /* handshake/post_auth.c: post-handshake authentication (TCP) */
+    size_t read_buffer_len;       /* SSL_set_default_read_buffer_len, from the context */
     const struct quic_hooks *quic_hooks; /* set with tls35 */
     uint8_t *early_data_context;  /* SSL_set_quic_early_data_context */
     size_t early_data_context_len;

@@ -194,6 +194,8 @@ static int read_common(SSL *s, void *buf, size_t num, size_t *readbytes, int pee
     }
     if (s->phase == PHASE_FAILED)
         return -1;
+    if (num == 0) /* nothing to read into: nothing is read (the handshake has run) */
+        return 0;
     for (;;) {
         size_t n = record_take_app(s, buf, num, peek);
         if (n > 0) {
@@ -453,8 +455,8 @@ int SSL_read_early_data(SSL *s, void *buf, size_t num, size_t *readbytes)
     }
     s->early_data_enabled = 1;
     for (;;) {
-        size_t n = record_take_app(s, buf, num, 0);
-        if (n > 0) {
+        if (record_pending(s) > 0) {
+            size_t n = record_take_app(s, buf, num, 0);
             if (readbytes != NULL)
                 *readbytes = n;
             return SSL_READ_EARLY_DATA_SUCCESS;
@@ -630,6 +632,11 @@ int SSL_set_async_callback_arg(SSL *s, void *arg)
 void SSL_set_read_ahead(SSL *s, int yes) { s->read_ahead = yes != 0; }
 
 int SSL_get_read_ahead(const SSL *s) { return s->read_ahead; }
+
+/* How much read-ahead asks the rbio for at once: at least one whole record (curl sets 64 KB). */
+void SSL_CTX_set_default_read_buffer_len(SSL_CTX *ctx, size_t len) { ctx->read_buffer_len = len; }
+
+void SSL_set_default_read_buffer_len(SSL *s, size_t len) { s->read_buffer_len = len; }
 
 /* quictls's OPENSSL_info(OPENSSL_INFO_QUIC) (include/compat/openssl/quic.h). */
 const char *qtls_quic_openssl_info(int type)

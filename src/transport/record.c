@@ -74,7 +74,6 @@ struct record {
     uint8_t first_flight;   /* server: its first flight is being written */
     uint8_t close_notify;   /* the peer's close_notify came */
     int8_t key_update;      /* a KeyUpdate to send: SSL_KEY_UPDATE_NONE or the type */
-    uint8_t eof;            /* the rbio reached its end */
     uint8_t done;           /* the handshake's keys are gone */
     uint8_t blocked;        /* the wbio did not take all the output last time */
     uint8_t skip_done;      /* server: a record came under the handshake keys (skipping ends) */
@@ -378,9 +377,18 @@ static int fill(SSL *c, size_t need)
             ERR_raise(ERR_LIB_SSL, SSL_R_BIO_NOT_SET);
             return FILL_FAILED;
         }
-        size_t have = wr_len(&r->in) - r->in_off, want = need - have;
-        if (c->read_ahead && want < HEADER_LEN + MAX_CIPHERTEXT)
-            want = HEADER_LEN + MAX_CIPHERTEXT;
+        if (r->in_off > 0) { /* records before this one are done: their room is reused */
+            wr_consume(&r->in, r->in_off);
+            r->in_off = 0;
+        }
+        size_t have = wr_len(&r->in), want = need - have;
+        if (c->read_ahead) { /* at least a whole record, at most INT_MAX */
+            size_t bulk = c->read_buffer_len > HEADER_LEN + MAX_CIPHERTEXT
+                              ? c->read_buffer_len
+                              : HEADER_LEN + MAX_CIPHERTEXT;
+            if (want < bulk)
+                want = bulk < INT_MAX ? bulk : INT_MAX;
+        }
         uint8_t *dst = wr_reserve(&r->in, want);
         if (dst == NULL) {
             ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
@@ -396,7 +404,6 @@ static int fill(SSL *c, size_t need)
         c->syscall_error = 1;
         if (n == 0 && BIO_eof(rbio)) {
             c->syscall_error = 0;
-            r->eof = 1;
             return FILL_EOF;
         }
         return n == 0 ? FILL_ZERO : FILL_FAILED;
@@ -613,6 +620,8 @@ static enum record_event take_content(SSL *c, uint8_t type, const uint8_t *p, si
 enum record_event record_next(SSL *c)
 {
     struct record *r = rec(c);
+    if (r->app_len > 0) /* the application data read before is not taken yet */
+        return REC_APP;
     drop_handshake_keys(c);
     for (;;) {
         size_t len, n;
