@@ -208,6 +208,44 @@ $(FUZZMODE_TEST): tests/fuzzmode/run.sh $(BUILD)/libqtls.a $(BUILD)/libqtls.so |
 	    "$(CURDIR)/$(BUILD)" "$(CC)" > $@
 	chmod +x $@
 
+# TLS 1.3 over TCP on loopback (tests/tcp/run.sh): qtls_peer, tests/tcp/tls_peer.c on libqtls,
+# against three other implementations in both roles: the same source on the system's libssl
+# (ossl_peer), GnuTLS 3.7 (gnutls_peer) and Go's crypto/tls (go_peer: the standard library
+# only, built offline, its caches here). qtls_peer is built as a consumer builds, qtls's compat
+# headers first, and with $(OPT): under SANITIZE a sanitizer report in its log fails its case.
+# make check runs the matrix through a launcher like the HTTP/3 one (each case counts as a
+# test); with SKIP=gnutls, gnutls_peer is not built and its cases are listed as skipped.
+TCP_DIR    = $(BUILD)/tests/tcp
+TCP_TEST   = $(BUILD)/tests/test_tcp_interop
+TCP_COMMON = tests/tcp/peer_common.c
+TCP_DEPS   = $(TCP_COMMON) tests/tcp/peer_common.h
+TCP_CFLAGS = -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE $(CFLAGS)
+TCP_GO_ENV = GOCACHE=$(CURDIR)/$(TCP_DIR)/go-cache GOPATH=$(CURDIR)/$(TCP_DIR)/go-path GOFLAGS= \
+    GOPROXY=off GOENV=off GOTOOLCHAIN=local CGO_ENABLED=0
+
+$(TCP_DIR)/ossl_peer: tests/tcp/tls_peer.c $(TCP_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(TCP_CFLAGS) -o $@ $< $(TCP_COMMON) -lssl $(LIBCRYPTO)
+
+$(TCP_DIR)/qtls_peer: tests/tcp/tls_peer.c $(TCP_DEPS) $(BUILD)/libqtls.a
+	@mkdir -p $(@D)
+	$(CC) -Iinclude/compat -Iinclude -D_GNU_SOURCE $(CFLAGS_ALL) -o $@ $< $(TCP_COMMON) \
+	    $(BUILD)/libqtls.a $(QTLS_LIBS)
+
+$(TCP_DIR)/gnutls_peer: tests/tcp/gnutls_peer.c $(TCP_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(TCP_CFLAGS) -o $@ $< $(TCP_COMMON) -lgnutls
+
+$(TCP_DIR)/go_peer: tests/tcp/go_peer/main.go tests/tcp/go_peer/go.mod
+	@mkdir -p $(@D)
+	cd tests/tcp/go_peer && $(TCP_GO_ENV) go build -o $(CURDIR)/$@ .
+
+$(TCP_TEST): tests/tcp/run.sh $(TCP_DIR)/ossl_peer $(TCP_DIR)/qtls_peer $(TCP_DIR)/go_peer \
+    | $(BUILD)/tests
+	printf '#!/bin/sh\nexec "%s/tests/tcp/run.sh" "%s" "%s"\n' "$(CURDIR)" "$(CURDIR)/$(BUILD)" \
+	    "$(CURDIR)/$(BUILD)/certs" > $@
+	chmod +x $@
+
 ifeq ($(filter all install install-compat,$(or $(MAKECMDGOALS),all)),)
 else ifneq ($(HAVE_H3),1)
 $(info make: libqtls_ngtcp2 and the HTTP/3 examples are not built: they need libngtcp2-dev, \
@@ -227,7 +265,8 @@ endif
 # packages are there.
 #
 # make check's suites beyond the unit tests, each skippable only on request, by name:
-#   make check SKIP=gnutls,h3    gnutls: tests/test_gnutls.c (GnuTLS 3.7 in-process peer)
+#   make check SKIP=gnutls,h3    gnutls: tests/test_gnutls.c (GnuTLS 3.7 in-process peer) and
+#                                        the GnuTLS cases of tests/tcp/run.sh
 #                                ngtcp2: tests/test_ngtcp2_backend.c (libqtls_ngtcp2); implies h3
 #                                h3:     tests/h3/e2e.sh (HTTP/3 over UDP loopback)
 # The summary line names what was skipped. Without SKIP, a suite whose packages are absent
@@ -246,7 +285,7 @@ RUN_SUITES = $(filter-out $(SKIPPED),$(OPTIONAL_SUITES))
 # The compiler's own package group: cc:gcc, cc:clang, cc:clang-san (clang's ASan/UBSan runtimes).
 CC_NAME   = $(firstword $(subst -, ,$(notdir $(firstword $(CC)))))
 CC_GROUP  = cc:$(CC_NAME)$(if $(and $(filter clang,$(CC_NAME)),$(filter 1 thread,$(SANITIZE))),-san)
-CHECK_DEPS = build $(CC_GROUP) certs unit compress $(RUN_SUITES)
+CHECK_DEPS = build $(CC_GROUP) certs unit compress tcp $(RUN_SUITES)
 DEMO_DEPS  = build $(CC_GROUP) certs h3
 SUBMAKE    = $(MAKE) --no-print-directory
 
@@ -273,7 +312,9 @@ suite_needs = $(if $(filter $(1),$(RUN_SUITES)),$(if $(2),,$(error the $(1) suit
     $(3): sudo apt-get install -y $(3) (or make check SKIP=$(1)))))
 CHECK_TESTS = $(filter-out $(if $(filter gnutls,$(SKIPPED)),$(BUILD)/tests/test_gnutls) \
     $(if $(filter ngtcp2,$(SKIPPED)),$(NG_TEST)),$(TESTS)) $(COMPAT_TEST) \
-    $(if $(filter h3,$(RUN_SUITES)),$(H3_TEST)) $(LINT_TEST) $(FUZZMODE_TEST)
+    $(if $(filter h3,$(RUN_SUITES)),$(H3_TEST)) $(LINT_TEST) $(FUZZMODE_TEST) $(TCP_TEST)
+# The TCP matrix's GnuTLS peer, unless SKIP=gnutls (run.sh reads QTLS_SKIPPED).
+$(TCP_TEST): $(if $(filter gnutls,$(RUN_SUITES)),$(TCP_DIR)/gnutls_peer)
 ifneq ($(filter check-run,$(MAKECMDGOALS)),)
   ifneq ($(COMP_MISSING),)
     $(error make check needs certificate compression with every algorithm: sudo apt-get install \

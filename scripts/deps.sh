@@ -20,6 +20,9 @@
 #   compress  zlib, brotli and zstd: certificate compression (RFC 8879, src/crypto/compress.c),
 #             optional for make, needed by make check and make fuzz
 #   gnutls    GnuTLS 3.7, the in-process interop peer (test_gnutls, make bench)
+#             and the TLS-over-TCP matrix's GnuTLS peer (tests/tcp/gnutls_peer.c)
+#   tcp       Go, for the TLS-over-TCP matrix's crypto/tls peer (tests/tcp/go_peer,
+#             the standard library only); its OpenSSL peer needs build's libssl-dev
 #   ngtcp2    ngtcp2 0.12 and its crypto header (ngtcp2/ngtcp2_crypto.h):
 #             libqtls_ngtcp2 and its test
 #   h3        ngtcp2 + nghttp3: the HTTP/3 examples and tests/h3/e2e.sh. The
@@ -45,6 +48,7 @@ packages() {
     unit) echo "libcmocka-dev" ;;
     compress) echo "zlib1g-dev libbrotli-dev libzstd-dev" ;;
     gnutls) echo "libgnutls28-dev" ;;
+    tcp) echo "golang-go" ;;
     ngtcp2) echo "libngtcp2-dev libngtcp2-crypto-gnutls-dev" ;;
     h3) echo "libngtcp2-dev libngtcp2-crypto-gnutls-dev libnghttp3-dev" ;;
     callgrind) echo "valgrind" ;;

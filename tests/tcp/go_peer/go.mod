@@ -1,0 +1,3 @@
+module qtls/tests/tcp/go_peer
+
+go 1.19
