@@ -164,7 +164,7 @@ struct ssl_ctx_st {
     void (*info_callback)(const SSL *, int, int);
     void (*msg_callback)(int, int, int, const void *, size_t, SSL *, void *);
     void *msg_callback_arg;
-    int post_handshake_auth; /* stored, no effect: RFC 9001 §4.4 */
+    int post_handshake_auth; /* TCP clients offer it (post_auth.c); never in QUIC, RFC 9001 §4.4 */
     struct sigalg_conf *sigalg_conf; /* sigalgs.c, shared with SSL_new's connections */
     STACK_OF(SSL_CIPHER) *cipher_stack; /* cipher_lists.c: SSL_CTX_get_ciphers' view, owned */
     /* cert.c: SSL_CTX_set_cert_verify_callback, run instead of X509_verify_cert */
@@ -384,7 +384,7 @@ struct ssl_cold {
     void (*info_callback)(const SSL *, int, int);
     void (*msg_callback)(int, int, int, const void *, size_t, SSL *, void *);
     void *msg_callback_arg;
-    int post_handshake_auth; /* SSL_set_post_handshake_auth: stored, no effect in QUIC */
+    int post_handshake_auth; /* SSL_set_post_handshake_auth: over TCP only (post_auth.c) */
     struct dh_params dh;     /* dh.c: stored only */
     STACK_OF(X509_NAME) *client_ca, *ca_names; /* set on the connection; NULL: the context's */
     STACK_OF(X509_NAME) *peer_ca_names;        /* the peer's certificate_authorities (ca_list.c) */
@@ -569,7 +569,8 @@ struct hs {
     size_t my_share_len;
 
     /* Client */
-    uint32_t offered;     /* extensions the client sent, bit per enum ext_idx */
+    uint32_t offered;     /* extensions the client sent, bit per enum ext_idx (a server records
+                             the client's post_handshake_auth here) */
     struct wr cookie;     /* from HelloRetryRequest */
     int cert_requested;
     struct wr cert_request_context;

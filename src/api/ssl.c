@@ -143,6 +143,7 @@ void SSL_free(SSL *s)
     /* ex_data first: free callbacks may still look at the connection. */
     CRYPTO_free_ex_data(CRYPTO_EX_INDEX_SSL, s, &s->ex_data);
     hs_free(s);
+    pha_free(s);
     tls35_free(s);
     quic_free_buffers(s);
     tcp_free(s);
@@ -192,9 +193,10 @@ void SSL_set_accept_state(SSL *s) { s->server = 1; }
 
 int SSL_is_server(const SSL *s) { return s->server; }
 
-int SSL_in_init(const SSL *s) { return s->phase != PHASE_DONE; }
+/* Post-handshake authentication (TCP) is in init while its flight waits, as in OpenSSL. */
+int SSL_in_init(const SSL *s) { return s->phase != PHASE_DONE || pha_in_init(s); }
 
-int SSL_is_init_finished(const SSL *s) { return s->phase == PHASE_DONE; }
+int SSL_is_init_finished(const SSL *s) { return !SSL_in_init(s); }
 
 int SSL_in_before(const SSL *s) { return s->phase == PHASE_BEFORE; }
 

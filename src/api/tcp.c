@@ -187,7 +187,9 @@ static int read_common(SSL *s, void *buf, size_t num, size_t *readbytes, int pee
 {
     *readbytes = 0;
     start_call(s);
-    if (s->phase != PHASE_DONE) { /* the handshake first, as SSL_read does implicitly */
+    /* The handshake first, as SSL_read does implicitly; after it, a CertificateRequest that
+       SSL_verify_client_post_handshake asked for goes out (OpenSSL's SSL_in_init). */
+    if (s->phase != PHASE_DONE || pha_in_init(s)) {
         int r = SSL_do_handshake(s);
         if (r <= 0)
             return r;
@@ -308,7 +310,7 @@ static int write_common(SSL *s, const void *buf, size_t num, size_t *written)
         ERR_raise(ERR_LIB_SSL, SSL_R_PROTOCOL_IS_SHUTDOWN);
         return -1;
     }
-    if (s->phase != PHASE_DONE) {
+    if (s->phase != PHASE_DONE || pha_in_init(s)) {
         int r = SSL_do_handshake(s);
         if (r <= 0)
             return r;

@@ -191,6 +191,13 @@ static const ERR_STRING_DATA reasons[] = {
     R(SSL_R_UNEXPECTED_EOF_WHILE_READING, "unexpected eof while reading"),
     R(SSL_R_INVALID_KEY_UPDATE_TYPE, "invalid key update type"),
     R(SSL_R_STILL_IN_INIT, "still in init"),
+    /* post-handshake authentication (handshake/post_auth.c) */
+    R(SSL_R_WRONG_SSL_VERSION, "wrong ssl version"),
+    R(SSL_R_REQUEST_PENDING, "request pending"),
+    R(SSL_R_REQUEST_SENT, "request sent"),
+    R(SSL_R_INVALID_CONFIG, "invalid config"),
+    R(SSL_R_INVALID_CONTEXT, "invalid context"),
+    R(SSL_R_POST_HANDSHAKE_AUTH_ENCODING_ERR, "post handshake auth encoding err"),
     R(SSL_R_NOT_ON_RECORD_BOUNDARY, "not on record boundary"),
     R(QTLS_R_DECODE_ERROR, "decode error"),
     R(QTLS_R_QUIC_CALLBACK_FAILED, "quic callback failed"),

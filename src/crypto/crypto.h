@@ -91,6 +91,8 @@ const EVP_MD *crypto_md(enum qtls_hash h);
 /* A running hash (the transcript): new, feed, restart, read without ending, free. */
 struct crypto_hash;
 struct crypto_hash *crypto_hash_new(enum qtls_hash h);
+/* A second running hash in the state of src, which is left as it is. */
+struct crypto_hash *crypto_hash_dup(const struct crypto_hash *src);
 QTLS_MUST_CHECK int crypto_hash_update(struct crypto_hash *c, const uint8_t *p, size_t n);
 QTLS_MUST_CHECK int crypto_hash_restart(struct crypto_hash *c);
 /* Hash of what c has seen, then `extra`; c keeps running as it was. */
@@ -254,6 +256,9 @@ QTLS_MUST_CHECK int transcript_hash(struct transcript *t, uint8_t *out);
 /* The hash of the transcript followed by `extra` (a partial message), with hash h. */
 QTLS_MUST_CHECK int transcript_hash_with(struct transcript *t, enum qtls_hash h,
                                          const uint8_t *extra, size_t extra_len, uint8_t *out);
+/* dst (not initialised) becomes a copy of src, whose hash is set, running on from where src is:
+   post-handshake authentication's transcript starts from the handshake's (RFC 8446 §4.4.1). */
+QTLS_MUST_CHECK int transcript_copy(struct transcript *dst, const struct transcript *src);
 /* After HelloRetryRequest: replaces ClientHello1 with message_hash (RFC 8446 §4.4.1). */
 QTLS_MUST_CHECK int transcript_hrr_restart(struct transcript *t);
 void transcript_free(struct transcript *t);

@@ -244,6 +244,18 @@ int transcript_hash_with(struct transcript *t, enum qtls_hash h, const uint8_t *
     return ok;
 }
 
+int transcript_copy(struct transcript *dst, const struct transcript *src)
+{
+    transcript_init(dst);
+    if (src->md == NULL) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_INTERNAL_ERROR);
+        return 0;
+    }
+    dst->md = crypto_hash_dup(src->md);
+    dst->hash = src->hash;
+    return dst->md != NULL;
+}
+
 /*
  * §4.4.1: after a HelloRetryRequest, ClientHello1 is replaced by
  *   message_hash(254) || 00 00 Hash.length || Hash(ClientHello1).

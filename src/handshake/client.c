@@ -330,44 +330,13 @@ static enum hs_wait do_send_end_of_early_data(SSL *c)
     return next(c, after, HS_CONTINUE);
 }
 
-/*
- * The pair to answer a CertificateRequest with (references in *out): the certificate callback
- * runs first and may set one; then a configured pair the server's signature_algorithms allow
- * (certset.c); else SSL_CTX_set_client_cert_cb's. HS_CONTINUE with *have (*out and *scheme set)
- * or not (no certificate), HS_ERROR (alert set), or HS_WANT_X509_LOOKUP: the certificate
- * callback asked to be called again.
- */
-static enum hs_wait client_certificate(SSL *c, struct cert_cfg *out, uint16_t *scheme, int *have)
-{
-    struct hs *hs = c->hs;
-    *have = 0;
-    enum hs_wait r = certset_run_cb(c);
-    if (r != HS_CONTINUE)
-        return r;
-    if (certset_choose(c, certset_of(c), hs->peer_sigschemes, hs->n_peer_sigschemes, out, scheme)) {
-        *have = 1;
-        return HS_CONTINUE;
-    }
-    if (c->alert != 0)
-        return HS_ERROR;
-    SSL_CTX *ctx = c->ctx;
-    if (ctx->client_cert_cb == NULL || ctx->client_cert_cb(c, &out->cert, &out->pkey) != 1)
-        return HS_CONTINUE;
-    if (out->cert == NULL || out->pkey == NULL || !X509_check_private_key(out->cert, out->pkey)) {
-        ERR_clear_error(); /* an unusable answer means no certificate, as in OpenSSL */
-        return HS_CONTINUE;
-    }
-    *have = sigalgs_choose_scheme(out->pkey, hs->peer_sigschemes, hs->n_peer_sigschemes, scheme);
-    return HS_CONTINUE;
-}
-
 /* §4.4.2: our certificate if we have one the server can accept, else an empty one. */
 static enum hs_wait do_send_client_certificate(SSL *c)
 {
     struct hs *hs = c->hs;
     uint16_t scheme = 0;
     int have;
-    enum hs_wait r = client_certificate(c, &hs->cert, &scheme, &have);
+    enum hs_wait r = msg_client_certificate(c, &hs->cert, &scheme, &have);
     if (r != HS_CONTINUE)
         return r; /* on HS_WANT_X509_LOOKUP the state stays: called again */
     int ok = msg_write_certificate(c, hs->cert_request_context.buf, hs->cert_request_context.len,

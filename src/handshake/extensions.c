@@ -6,9 +6,10 @@
  * (duplicates, where each may appear, replies only to what was offered), and call every row.
  *
  * A row's functions live in the file of its concern (ocsp.c, ca_list.c, sigalgs.c, quic.c,
- * resumption.c) or here. supported_versions, supported_groups, key_share, cookie and the PSK
- * rows hand what they read to the hello logic (hs->hello), which client.c, server.c and
- * resumption.c decide on. Adding an extension: a row here, its enum ext_idx, its tests.
+ * resumption.c) or here (post_handshake_auth's: post_auth.c calls this file, so its row, which
+ * only records the offer, stays here). supported_versions, supported_groups, key_share, cookie
+ * and the PSK rows hand what they read to the hello logic (hs->hello), which client.c, server.c
+ * and resumption.c decide on. Adding an extension: a row here, its enum ext_idx, its tests.
  */
 #include "internal.h"
 #include "base/base.h"
@@ -523,6 +524,30 @@ static int parse_tp_draft(SSL *c, const struct rd *body)
     return quic_take_peer_tp(c, v1 ? &c->hs->hello.tp : NULL, body);
 }
 
+/* ---- post_handshake_auth (RFC 8446 §4.2.6): TLS over TCP only (RFC 9001 §4.4) ---- */
+
+/* struct {} PostHandshakeAuth, when SSL_set_post_handshake_auth asked for it (post_auth.c). */
+static int write_pha(SSL *c, struct wr *w)
+{
+    return c->tcp && cold_peek(c)->post_handshake_auth ? 1 : EXT_NOT_SENT;
+}
+
+/*
+ * Server: the client's offer, kept in hs->offered (on a server, what the client offered that
+ * outlives the ClientHello) for post_auth.c at the handshake's end. A QUIC client must not offer
+ * it: over QUIC it is ignored, and post-handshake authentication refused (post_auth.c).
+ */
+static int take_pha(SSL *c, const struct rd *body)
+{
+    if (body == NULL)
+        return 1;
+    if (!rd_empty(body))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, SSL_R_POST_HANDSHAKE_AUTH_ENCODING_ERR);
+    if (c->tcp)
+        c->hs->offered |= 1u << EXT_POST_HANDSHAKE_AUTH;
+    return 1;
+}
+
 /* ---- early_data (RFC 8446 §4.2.10), pre_shared_key (§4.2.11): resumption.c ---- */
 
 /* In a ClientHello, early_data is struct {} Empty; kept for the 0-RTT decision. */
@@ -616,6 +641,8 @@ static const struct ext_row ext_table[EXT_COUNT] = {
                                             W(CR, cert_comp_write_request)},
                                   .parse = {W(CH, cert_comp_take_offer),
                                             W(CR, cert_comp_take_offer)}},
+    /* RFC 8446 §4.2.6, over TCP only (RFC 9001 §4.4): the exchanges are post_auth.c's */
+    [EXT_POST_HANDSHAKE_AUTH] = {EM_CH, .write = {W(CH, write_pha)}, .parse = {W(CH, take_pha)}},
     /* RFC 8446 §4.2.10, RFC 9001 §4.6.1 (resumption.c) */
     [EXT_EARLY_DATA] = {EM_CH | EM_EE | EM_NST,
                         .write = {W(CH, psk_write_early_data_offer),

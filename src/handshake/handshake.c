@@ -1,7 +1,9 @@
 /*
  * The handshake driver: runs the client or server state functions, hands
  * flights to the QUIC stack, sends the one fatal alert on failure, and reads
- * post-handshake messages. The key schedule the states call is secrets.c.
+ * post-handshake messages. The key schedule the states call is secrets.c;
+ * post-handshake authentication (TCP) is post_auth.c's, which the driver
+ * tells of the handshake's progress and hands the messages it reads.
  */
 #include "internal.h"
 #include "base/base.h"
@@ -30,22 +32,6 @@ int hs_start(SSL *c)
     transcript_init(&c->hs->transcript);
     c->phase = PHASE_HANDSHAKE;
     return 1;
-}
-
-void hs_free(SSL *c)
-{
-    struct hs *hs = c->hs;
-    if (hs == NULL)
-        return;
-    transcript_free(&hs->transcript);
-    wr_free(&hs->out);
-    wr_free(&hs->cookie);
-    wr_free(&hs->peer_share);
-    wr_free(&hs->cert_request_context);
-    EVP_PKEY_free(hs->kex_key);
-    cert_cfg_free(&hs->cert);
-    OPENSSL_clear_free(hs, sizeof(*hs)); /* wipes every secret in it */
-    c->hs = NULL;
 }
 
 static int fail_handshake(SSL *c)
@@ -98,6 +84,8 @@ static int out_waiting(SSL *s)
 
 static int handshake_done(SSL *s)
 {
+    if (!pha_handshake_done(s)) /* the transcript post-handshake authentication starts from */
+        return fail_handshake(s);
     s->done_waits = 0;
     s->phase = PHASE_DONE;
     hs_free(s);
@@ -137,6 +125,8 @@ int SSL_do_handshake(SSL *s)
         if (f <= 0)
             return -1;
         if (!send_queued_tickets(s))
+            return -1;
+        if (!pha_do_handshake(s)) /* a CertificateRequest SSL_verify_client_post_handshake asked */
             return -1;
         if (s->tcp && record_send_due(s) < 0) /* a KeyUpdate SSL_key_update asked for */
             return -1;
@@ -244,7 +234,7 @@ static int post_handshake_message(SSL *c, uint8_t type, struct rd body)
     /* RFC 9001 §6: QUIC updates its keys itself; over TCP the record layer does (§4.6.3). */
     if (type == HT_KEY_UPDATE && !c->tcp)
         return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, QTLS_R_KEY_UPDATE_NOT_ALLOWED);
-    if (type == HT_KEY_UPDATE)
+    if (type == HT_KEY_UPDATE) /* post_auth.c follows the client's secret (§4.4: _N) */
         return record_peer_key_update(c, body);
     return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_UNEXPECTED_MESSAGE);
 }
@@ -260,22 +250,27 @@ int SSL_process_quic_post_handshake(SSL *ssl)
     return hs_process_post_handshake(ssl);
 }
 
-/* The next whole post-handshake message, if one is buffered: 1 done, 0 none, -1 failed. */
+/* The next whole post-handshake message, if one is buffered (enum post_step). */
 static int post_handshake_step(SSL *ssl)
 {
     struct rd m, body;
     uint8_t type;
     if (quic_peek_message(ssl, &m) != 1)
-        return 0;
+        return STEP_NONE;
     struct rd w = m;
-    if (!rd_u8(&w, &type) || !rd_vec24(&w, &body) || !post_handshake_message(ssl, type, body))
-        return -1;
+    if (!rd_u8(&w, &type) || !rd_vec24(&w, &body))
+        return STEP_FAILED;
+    /* Post-handshake authentication's messages (§4.6.2): it reports and lets go of each. */
+    if (pha_takes(ssl, type))
+        return pha_read(ssl, type, body, &m);
+    if (!post_handshake_message(ssl, type, body))
+        return STEP_FAILED;
     cb_handshake_message(ssl, 0, m.p, m.n);
     quic_consume_message(ssl, m.n);
     /* §5.1: what follows a KeyUpdate in its record was under the old key */
     if (type == HT_KEY_UPDATE && quic_input_pending(ssl, ssl->read_level))
         return qtls_fail(ssl, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_NOT_ON_RECORD_BOUNDARY) - 1;
-    return 1;
+    return STEP_DONE;
 }
 
 int hs_process_post_handshake(SSL *ssl) { return hs_process_post_handshake_n(ssl, SIZE_MAX) >= 0; }
@@ -283,8 +278,8 @@ int hs_process_post_handshake(SSL *ssl) { return hs_process_post_handshake_n(ssl
 int hs_process_post_handshake_n(SSL *ssl, size_t max)
 {
     /* Every whole message queued, not just one (quictls/openssl#7), unless max says fewer. */
-    int n = 0;
-    while ((size_t)n < max && post_handshake_step(ssl) > 0)
+    int n = 0, r = STEP_NONE;
+    while ((size_t)n < max && (r = post_handshake_step(ssl)) == STEP_DONE)
         n++;
     quic_release_consumed(ssl);
     if (ssl->alert != 0) {
@@ -292,5 +287,8 @@ int hs_process_post_handshake_n(SSL *ssl, size_t max)
         ssl->phase = PHASE_FAILED;
         return -1;
     }
+    /* A flight of ours waits for the wbio (want_write), or the wbio failed (syscall_error). */
+    if (r == STEP_WAIT || r == STEP_FAILED)
+        return -1;
     return n;
 }

@@ -2,7 +2,8 @@
  * handshake/: the engine. The driver (handshake.c), the client and server state machines
  * (client.c, server.c: one function per state), message framing (msg.c), the table of
  * extensions (extensions.c) and the application's (custom_ext.c), the connection's key schedule
- * (secrets.c), resumption and 0-RTT (resumption.c) and NewSessionTicket (nst.c).
+ * (secrets.c), resumption and 0-RTT (resumption.c), NewSessionTicket (nst.c) and post-handshake
+ * client authentication over TCP (post_auth.c).
  */
 #ifndef QTLS_HANDSHAKE_H
 #define QTLS_HANDSHAKE_H
@@ -38,13 +39,23 @@ static inline QTLS_MUST_CHECK int hs_set_state(SSL *c, int state, struct hs_leve
 
 /* Starts the handshake state (client or server) on the first SSL_do_handshake. */
 QTLS_MUST_CHECK int hs_start(SSL *c);
-/* Frees handshake-only state, wiping secrets. */
+/* Frees c->hs, the handshake's or a post-handshake exchange's, wiping secrets (msg.c). */
 void hs_free(SSL *c);
-/* SSL_process_quic_post_handshake without the front-door checks: 1, or 0 failed (alert sent). */
+/* SSL_process_quic_post_handshake without the front-door checks: 1, or 0 failed (alert sent) or
+   a flight of ours waits for the wbio (TCP: want_write set, no error). */
 QTLS_MUST_CHECK int hs_process_post_handshake(SSL *ssl);
 /* The same for at most max messages (SSL_read without SSL_MODE_AUTO_RETRY takes one): how many
-   were processed, or -1 failed (alert sent). */
+   were processed, or -1: failed (alert sent), or a flight of ours (post-handshake
+   authentication) waits for the wbio (want_write set, nothing queued: SSL_ERROR_WANT_WRITE). */
 QTLS_MUST_CHECK int hs_process_post_handshake_n(SSL *ssl, size_t max);
+
+/* What reading one post-handshake message gave (handshake.c, post_auth.c). */
+enum post_step {
+    STEP_FAILED = -1, /* alert recorded, or the wbio failed */
+    STEP_NONE = 0,    /* no whole message buffered */
+    STEP_DONE = 1,    /* read, and let go of */
+    STEP_WAIT = 2,    /* answered; the answer waits for the wbio, the message stays (post_auth.c) */
+};
 
 /* msg.c: message framing on top of the QUIC glue. */
 /* Opens a message of `type` at `level` in hs->out; returns the body start for msg_end. */
@@ -77,6 +88,9 @@ QTLS_MUST_CHECK enum hs_wait msg_read_certificate_verify(SSL *c);
 /* Reads and checks the peer's Finished (base: its handshake traffic secret): HS_CONTINUE. */
 QTLS_MUST_CHECK enum hs_wait msg_read_finished(SSL *c, const struct secret *base);
 
+/* Client: the certificate to answer a CertificateRequest with, in the handshake or after it. */
+QTLS_MUST_CHECK enum hs_wait msg_client_certificate(SSL *c, struct cert_cfg *out, uint16_t *scheme,
+                                                    int *have);
 /* Shared by both sides (msg.c). */
 QTLS_MUST_CHECK int msg_write_certificate(SSL *c, const uint8_t *context, size_t context_len,
                                           const struct cert_cfg *cc);
@@ -143,6 +157,27 @@ ext_parse_fn psk_take_early_data_answer, psk_take_ticket_early_data;
 QTLS_MUST_CHECK int nst_server_write_tickets(SSL *c);
 QTLS_MUST_CHECK int nst_server_write_n_tickets(SSL *c, size_t n);
 QTLS_MUST_CHECK int nst_client_process(SSL *c, struct rd body);
+
+/*
+ * post_auth.c: post-handshake client authentication (RFC 8446 §4.6.2), over TCP only (RFC 9001
+ * §4.4), when the client offered post_handshake_auth (§4.2.6). The driver calls it after each
+ * handshake state, at the handshake's end, from SSL_do_handshake after it and for the messages
+ * it takes; SSL_verify_client_post_handshake is there too.
+ */
+/* At the handshake's end, before hs_free: keeps its transcript (§4.4.1). 1, or 0 (alert set). */
+QTLS_MUST_CHECK int pha_handshake_done(SSL *c);
+/* Does post-handshake authentication read this message, the next one buffered? */
+int pha_takes(const SSL *c, uint8_t type);
+/* Reads it (`whole`, of `type`): STEP_DONE, STEP_WAIT or STEP_FAILED. */
+QTLS_MUST_CHECK int pha_read(SSL *c, uint8_t type, struct rd body, const struct rd *whole);
+/* SSL_do_handshake after the handshake, all output written: lets go of what a waiting flight
+   answered, then sends the CertificateRequest asked for. 1, or 0 failed (alert sent). */
+QTLS_MUST_CHECK int pha_do_handshake(SSL *c);
+/* SSL_in_init's part: a request not sent yet, or a flight of ours the wbio has not taken. */
+int pha_in_init(const SSL *c);
+void pha_free(SSL *c);
+/* Test hook: garbles the kept client secret, so that this client's next Finished is wrong. */
+void pha_test_corrupt_secret(SSL *c);
 
 /* client.c / server.c: one step of the state machine. */
 QTLS_MUST_CHECK enum hs_wait client_step(SSL *c);

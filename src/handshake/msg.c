@@ -1,7 +1,9 @@
 /*
  * Handshake message framing over the QUIC glue, and the messages both sides
  * send and check the same way: Certificate, CertificateVerify, Finished
- * (RFC 8446 §4.4).
+ * (RFC 8446 §4.4), in the handshake and in post-handshake authentication
+ * (§4.6.2, post_auth.c). The struct hs these messages are written from is
+ * freed here, below both its makers (handshake.c, post_auth.c).
  */
 #include "internal.h"
 #include "base/base.h"
@@ -11,6 +13,22 @@
 #include "handshake/handshake.h"
 
 #include <string.h>
+
+void hs_free(SSL *c)
+{
+    struct hs *hs = c->hs;
+    if (hs == NULL)
+        return;
+    transcript_free(&hs->transcript);
+    wr_free(&hs->out);
+    wr_free(&hs->cookie);
+    wr_free(&hs->peer_share);
+    wr_free(&hs->cert_request_context);
+    EVP_PKEY_free(hs->kex_key);
+    cert_cfg_free(&hs->cert);
+    OPENSSL_clear_free(hs, sizeof(*hs)); /* wipes every secret in it */
+    c->hs = NULL;
+}
 
 /* ---- output ---- */
 
@@ -36,7 +54,11 @@ int msg_end(SSL *c, size_t at)
     msg_set_length(c, at);
     if (!wr_ok(out))
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
-    if (!transcript_add(&c->hs->transcript, out->buf + at, out->len - at))
+    /* §4.4.1: a transcript holds handshake messages; a NewSessionTicket is none (OpenSSL's
+       ssl3_do_write leaves it out), so the server's ends with the client's Finished, where
+       post-handshake authentication's transcript starts (post_auth.c). */
+    int in_transcript = out->buf[at] != HT_NEW_SESSION_TICKET;
+    if (in_transcript && !transcript_add(&c->hs->transcript, out->buf + at, out->len - at))
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
     cb_handshake_message(c, 1, out->buf + at, out->len - at);
     return 1;
@@ -139,6 +161,13 @@ enum hs_wait msg_read_finished(SSL *c, const struct secret *base)
     return HS_CONTINUE;
 }
 
+/* §4.6.2: the authentication messages go at the handshake level in the handshake, at the
+   application level after it (post-handshake authentication). */
+static OSSL_ENCRYPTION_LEVEL auth_level(const SSL *c)
+{
+    return c->phase == PHASE_DONE ? ssl_encryption_application : ssl_encryption_handshake;
+}
+
 /* ---- Certificate (§4.4.2) ---- */
 
 static void write_cert_entry(SSL *c, struct wr *w, X509 *x, int is_leaf)
@@ -176,7 +205,7 @@ static int write_compressed_certificate(SSL *c, const uint8_t *context, size_t c
     struct wr plain;
     wr_init(&plain);
     write_certificate_body(c, &plain, context, context_len, cc);
-    size_t at = msg_begin(c, ssl_encryption_handshake, HT_COMPRESSED_CERTIFICATE);
+    size_t at = msg_begin(c, auth_level(c), HT_COMPRESSED_CERTIFICATE);
     int ok = wr_ok(&plain) || qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
     ok = ok && cert_comp_write_body(c, c->hs->cert_comp_tx, plain.buf, plain.len, &c->hs->out);
     wr_free(&plain);
@@ -189,7 +218,7 @@ int msg_write_certificate(SSL *c, const uint8_t *context, size_t context_len,
     /* An empty list goes out as it is: there is nothing to compress. */
     if (c->hs->cert_comp_tx != 0 && cc != NULL && cc->cert != NULL)
         return write_compressed_certificate(c, context, context_len, cc);
-    size_t at = msg_begin(c, ssl_encryption_handshake, HT_CERTIFICATE);
+    size_t at = msg_begin(c, auth_level(c), HT_CERTIFICATE);
     write_certificate_body(c, &c->hs->out, context, context_len, cc);
     return msg_end(c, at);
 }
@@ -270,6 +299,38 @@ enum hs_wait msg_read_certificate(SSL *c, int allow_empty, struct rd *whole)
     return ok ? HS_CONTINUE : HS_ERROR;
 }
 
+/*
+ * §4.4.2.3: the pair a client answers a CertificateRequest with (references in *out), in the
+ * handshake or after it (§4.6.2): the certificate callback runs first and may set one; then a
+ * configured pair the server's signature_algorithms allow (certset.c); else
+ * SSL_CTX_set_client_cert_cb's. HS_CONTINUE with *have (*out and *scheme set) or not (no
+ * certificate), HS_ERROR (alert set), or HS_WANT_X509_LOOKUP: the certificate callback asked to
+ * be called again.
+ */
+enum hs_wait msg_client_certificate(SSL *c, struct cert_cfg *out, uint16_t *scheme, int *have)
+{
+    struct hs *hs = c->hs;
+    *have = 0;
+    enum hs_wait r = certset_run_cb(c);
+    if (r != HS_CONTINUE)
+        return r;
+    if (certset_choose(c, certset_of(c), hs->peer_sigschemes, hs->n_peer_sigschemes, out, scheme)) {
+        *have = 1;
+        return HS_CONTINUE;
+    }
+    if (c->alert != 0)
+        return HS_ERROR;
+    SSL_CTX *ctx = c->ctx;
+    if (ctx->client_cert_cb == NULL || ctx->client_cert_cb(c, &out->cert, &out->pkey) != 1)
+        return HS_CONTINUE;
+    if (out->cert == NULL || out->pkey == NULL || !X509_check_private_key(out->cert, out->pkey)) {
+        ERR_clear_error(); /* an unusable answer means no certificate, as in OpenSSL */
+        return HS_CONTINUE;
+    }
+    *have = sigalgs_choose_scheme(out->pkey, hs->peer_sigschemes, hs->n_peer_sigschemes, scheme);
+    return HS_CONTINUE;
+}
+
 /* ---- CertificateVerify (§4.4.3) ---- */
 
 /* 64 spaces, the context string, a zero byte, then the transcript hash. */
@@ -294,7 +355,7 @@ int msg_write_certificate_verify(SSL *c, EVP_PKEY *key, uint16_t scheme)
     if (!transcript_hash(&c->hs->transcript, thash))
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
     size_t tbs_len = signed_content(c, c->server, thash, tbs);
-    size_t at = msg_begin(c, ssl_encryption_handshake, HT_CERTIFICATE_VERIFY);
+    size_t at = msg_begin(c, auth_level(c), HT_CERTIFICATE_VERIFY);
     wr_u16(w, scheme);
     c->own_sigscheme = scheme;
     size_t sig = wr_open_vec(w, 2);
@@ -335,7 +396,7 @@ int msg_write_finished(SSL *c, const struct secret *base)
     enum qtls_hash h = c->cipher->hash;
     if (!transcript_hash(&c->hs->transcript, thash) || !ks_finished(h, base, thash, verify))
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
-    size_t at = msg_begin(c, ssl_encryption_handshake, HT_FINISHED);
+    size_t at = msg_begin(c, auth_level(c), HT_FINISHED);
     wr_bytes(&c->hs->out, verify, crypto_hash_len(h));
     OPENSSL_cleanse(verify, sizeof(verify));
     return msg_end(c, at);

@@ -410,7 +410,8 @@ static enum hs_wait do_send_encrypted_extensions(SSL *c)
         return HS_ERROR;
     if (c->hs->resumed) /* authenticated by the PSK (§2.2) */
         return next(c, SS_SEND_FINISHED, HS_CONTINUE);
-    if (c->verify_mode & SSL_VERIFY_PEER)
+    /* SSL_VERIFY_POST_HANDSHAKE: asked later, with SSL_verify_client_post_handshake */
+    if ((c->verify_mode & SSL_VERIFY_PEER) && !(c->verify_mode & SSL_VERIFY_POST_HANDSHAKE))
         return next(c, SS_SEND_CERTIFICATE_REQUEST, HS_CONTINUE);
     return next(c, SS_SEND_CERTIFICATE, HS_CONTINUE);
 }

@@ -1,8 +1,8 @@
 /*
  * Callbacks and handshake facts (issue 9, item 6): the info callback, the message callback,
  * SSL_get_state, the Finished messages and the randoms, SSL_new_session_ticket; and the
- * TLS 1.2-era or TCP-only settings TLS 1.3 over QUIC makes meaningless (NPN, post-handshake
- * authentication).
+ * TLS 1.2-era or TCP-only settings TLS 1.3 over QUIC makes meaningless (NPN; the post-handshake
+ * authentication switch, which over TCP handshake/post_auth.c acts on).
  *
  * Every whole handshake message passes through cb_handshake_message, sent (msg_end) or received
  * (when consumed, i.e. accepted): the message callback sees it as OpenSSL shows it, content type
@@ -254,7 +254,11 @@ void SSL_get0_next_proto_negotiated(const SSL *s, const unsigned char **data, un
     *len = 0;
 }
 
-/* RFC 9001 §4.4: a QUIC client must not offer post_handshake_auth: stored, no effect. */
+/*
+ * Stored for the ClientHello: over TCP a client so set offers post_handshake_auth (§4.2.6) and
+ * answers a server's request after the handshake (handshake/post_auth.c, which also has
+ * SSL_verify_client_post_handshake); in QUIC it has no effect (RFC 9001 §4.4).
+ */
 void SSL_CTX_set_post_handshake_auth(SSL_CTX *ctx, int val) { ctx->post_handshake_auth = val; }
 
 void SSL_set_post_handshake_auth(SSL *s, int val)
@@ -264,8 +268,3 @@ void SSL_set_post_handshake_auth(SSL *s, int val)
         k->post_handshake_auth = val;
 }
 
-int SSL_verify_client_post_handshake(SSL *s)
-{
-    ERR_raise(ERR_LIB_SSL, QTLS_R_POST_HANDSHAKE_AUTH_IN_QUIC);
-    return 0;
-}

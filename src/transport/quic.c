@@ -145,7 +145,11 @@ size_t SSL_quic_max_handshake_flight_len(const SSL *ssl, OSSL_ENCRYPTION_LEVEL l
     size_t cert_list = ssl->ctx->max_cert_list;
     switch (level) {
     case ssl_encryption_initial:
+        return QTLS_DEFAULT_FLIGHT;
     case ssl_encryption_application:
+        /* over TCP a server may read a client Certificate here (post-handshake auth) */
+        if (ssl->tcp && ssl->server && cert_list > QTLS_DEFAULT_FLIGHT)
+            return cert_list;
         return QTLS_DEFAULT_FLIGHT;
     case ssl_encryption_early_data:
         /* QUIC sends no EndOfEarlyData (RFC 9001 §8.3); over TCP it is the one message */

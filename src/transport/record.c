@@ -685,6 +685,14 @@ int record_early_writable(const SSL *c)
 
 size_t record_early_written(const SSL *c) { return c->rec != NULL ? c->rec->early_bytes : 0; }
 
+int record_app_secret(const SSL *c, int write, struct secret *s)
+{
+    secret_wipe(s);
+    if (c->rec != NULL)
+        secret_unkeep(s, write ? &c->rec->wr.app_secret : &c->rec->rd.app_secret);
+    return s->len != 0;
+}
+
 size_t record_pending(const SSL *c) { return c->rec != NULL ? c->rec->app_len : 0; }
 
 int record_has_pending(const SSL *c)

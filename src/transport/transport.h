@@ -53,6 +53,9 @@ enum record_event record_next(SSL *c);
 /* Copies up to num bytes of the application data waiting (peek: leaves them); the count. */
 size_t record_take_app(SSL *c, uint8_t *buf, size_t num, int peek);
 size_t record_pending(const SSL *c);
+/* The application traffic secret now in use one way (KeyUpdates counted, §7.2), into *out,
+   which the caller wipes; 0 if there is none yet. */
+QTLS_MUST_CHECK int record_app_secret(const SSL *c, int write, struct secret *out);
 /* Client: may early data be written now (0-RTT keys in place, no EndOfEarlyData yet), and how
    much was. */
 int record_early_writable(const SSL *c);
