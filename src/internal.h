@@ -272,9 +272,6 @@ struct ssl_st {
     size_t peer_tp_len;
     struct quic_input *input; /* quic.c: the bytes received per level, while any are unread */
     struct tls35 *tls35;          /* quic_tls35.c: the OpenSSL 3.5 API in use, else NULL */
-    struct record *rec;           /* transport/record.c: TLS over TCP, else NULL */
-    struct pha *pha;              /* handshake/post_auth.c: post-handshake authentication (TCP) */
-    size_t read_buffer_len;       /* SSL_set_default_read_buffer_len, from the context */
     const struct quic_hooks *quic_hooks; /* set with tls35 */
     uint8_t *early_data_context;  /* SSL_set_quic_early_data_context */
     size_t early_data_context_len;
@@ -378,6 +375,11 @@ struct ssl_st {
 struct ssl_cold {
     /* compat_tcp.c: BIOs held with OpenSSL's ownership rules, never used (QUIC has no record layer) */
     BIO *rbio, *wbio;
+    /* TLS over TCP, which always has BIOs: the record layer (transport/record.c), post-handshake
+       authentication (handshake/post_auth.c), SSL_set_default_read_buffer_len */
+    struct record *rec;
+    struct pha *pha;
+    size_t read_buffer_len;
     SSL_async_callback_fn async_cb;
     void *async_cb_arg;
     /* callbacks.c: the info callback falls back to the context's at call time, as OpenSSL */

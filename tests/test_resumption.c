@@ -165,8 +165,9 @@ static void resumed_handshake_skips_certificates(void **state)
     assert_false(f->p.client.have_write[ssl_encryption_early_data]);
     assert_int_equal(SSL_get_early_data_reason(f->p.client.ssl), ssl_early_data_disabled);
     assert_int_equal(SSL_get_early_data_reason(f->p.server.ssl), ssl_early_data_disabled);
-    /* The resumed connection got fresh tickets too. */
-    assert_int_equal(n_sessions, 4);
+    /* The resumed connection got a fresh ticket too: one, as OpenSSL sends after a resumption
+       whatever SSL_CTX_set_num_tickets says (2 after the first handshake). */
+    assert_int_equal(n_sessions, 3);
 }
 
 /* RFC 9001 §4.6.1: 0-RTT keys, write-only on the client, read-only on the server, equal. */

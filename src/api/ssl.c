@@ -55,7 +55,8 @@ static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
     c->options = ctx->options;
     c->mode = ctx->mode;
     c->read_ahead = (uint8_t)ctx->read_ahead;
-    c->read_buffer_len = ctx->read_buffer_len;
+    if (ctx->read_buffer_len != 0) /* curl sets it; its connections have BIOs, a cold part */
+        SSL_set_default_read_buffer_len(c, ctx->read_buffer_len);
     c->min_version = ctx->min_version;
     c->max_version = ctx->max_version;
     c->quic_method = ctx->quic_method;

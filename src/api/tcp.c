@@ -638,7 +638,12 @@ int SSL_get_read_ahead(const SSL *s) { return s->read_ahead; }
 /* How much read-ahead asks the rbio for at once: at least one whole record (curl sets 64 KB). */
 void SSL_CTX_set_default_read_buffer_len(SSL_CTX *ctx, size_t len) { ctx->read_buffer_len = len; }
 
-void SSL_set_default_read_buffer_len(SSL *s, size_t len) { s->read_buffer_len = len; }
+void SSL_set_default_read_buffer_len(SSL *s, size_t len)
+{
+    struct ssl_cold *k = cold_for(s, len != 0);
+    if (k != NULL)
+        k->read_buffer_len = len;
+}
 
 /* quictls's OPENSSL_info(OPENSSL_INFO_QUIC) (include/compat/openssl/quic.h). */
 const char *qtls_quic_openssl_info(int type)

@@ -205,6 +205,19 @@ void wr_reset(struct wr *w)
     w->failed = 0;
 }
 
+void wr_reset_public(struct wr *w)
+{
+    w->len = 0;
+    w->failed = 0;
+}
+
+void wr_free_public(struct wr *w)
+{
+    if (!w->fixed)
+        OPENSSL_free(w->buf);
+    wr_init(w);
+}
+
 void wr_free(struct wr *w)
 {
     if (!w->fixed)

@@ -86,6 +86,10 @@ void wr_rewind(struct wr *w, size_t len);
 void wr_reset(struct wr *w);
 /* Frees the memory (cleansed first: writers may hold secrets). */
 void wr_free(struct wr *w);
+/* wr_reset and wr_free for a writer that holds nothing secret (records as they go on the wire):
+   no cleansing, which would cost as much as the record's encryption. */
+void wr_reset_public(struct wr *w);
+void wr_free_public(struct wr *w);
 
 /*
  * A short byte string kept in place when it fits (an ALPN name, a client's group list), else on

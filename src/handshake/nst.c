@@ -154,7 +154,9 @@ int nst_server_write_n_tickets(SSL *c, size_t n)
 
 int nst_server_write_tickets(SSL *c)
 {
-    size_t n = c->num_tickets + c->extra_tickets; /* SSL_new_session_ticket adds one each */
+    /* SSL_CTX_set_num_tickets(3): after a resumption never more than one, as OpenSSL; each
+       SSL_new_session_ticket adds one. */
+    size_t n = (c->hs->resumed && c->num_tickets > 1 ? 1 : c->num_tickets) + c->extra_tickets;
     c->extra_tickets = 0;
     c->tickets_allowed = c->hs->psk_dhe_ke;
     return nst_server_write_n_tickets(c, n);

@@ -48,6 +48,9 @@ struct pha {
     uint8_t holding;              /* ... and the message it answers stays in the input */
 };
 
+/* A TCP connection's exchange state, in its cold part (its BIOs are there); NULL if none. */
+static struct pha *pha_of(const SSL *c) { return cold_peek(c)->pha; }
+
 /* ------------------------------------------------------------------ */
 /* What the handshake leaves                                           */
 /* ------------------------------------------------------------------ */
@@ -62,13 +65,14 @@ static int offered(const SSL *c)
 /* The transcript through the client's Finished: msg_end leaves the server's tickets out. */
 int pha_handshake_done(SSL *c)
 {
-    if (c->pha != NULL || !offered(c))
+    if (pha_of(c) != NULL || !offered(c))
         return 1;
-    struct pha *p = OPENSSL_zalloc(sizeof(*p));
+    struct ssl_cold *k = cold_get(c);
+    struct pha *p = k != NULL ? OPENSSL_zalloc(sizeof(*p)) : NULL;
     if (p == NULL)
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
     transcript_init(&p->handshake);
-    c->pha = p;
+    k->pha = p;
     if (!transcript_copy(&p->handshake, &c->hs->transcript))
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
     p->requests = c->server && c->hs->cert_requested; /* SSL_VERIFY_CLIENT_ONCE counts it */
@@ -78,7 +82,7 @@ int pha_handshake_done(SSL *c)
 /* The exchange's hs as c->hs, made with a copy of the handshake's transcript if there is none. */
 static int exchange_enter(SSL *c)
 {
-    struct pha *p = c->pha;
+    struct pha *p = pha_of(c);
     if (c->hs != NULL) /* after the handshake c->hs is only ever an exchange's, for one call */
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
     if (p->exchange == NULL) {
@@ -99,7 +103,7 @@ static void exchange_leave(SSL *c) { c->hs = NULL; }
 /* The exchange is over (done or failed): its hs goes, secrets wiped (msg.c's hs_free). */
 static void exchange_end(SSL *c)
 {
-    struct pha *p = c->pha;
+    struct pha *p = pha_of(c);
     if (p->exchange == NULL)
         return;
     struct hs *other = c->hs != p->exchange ? c->hs : NULL;
@@ -111,25 +115,25 @@ static void exchange_end(SSL *c)
 
 void pha_free(SSL *c)
 {
-    struct pha *p = c->pha;
+    struct pha *p = pha_of(c);
     if (p == NULL)
         return;
     exchange_end(c);
     transcript_free(&p->handshake);
     OPENSSL_clear_free(p, sizeof(*p));
-    c->pha = NULL;
+    c->cold->pha = NULL;
 }
 
 /* Test hook (tests/test_post_auth.c): a client whose next Finished does not verify. */
 void pha_test_corrupt_secret(SSL *c)
 {
-    if (c->pha != NULL)
-        c->pha->corrupt = 1;
+    if (pha_of(c) != NULL)
+        pha_of(c)->corrupt = 1;
 }
 
 int pha_in_init(const SSL *c)
 {
-    const struct pha *p = c->pha;
+    const struct pha *p = pha_of(c);
     if (p == NULL)
         return 0;
     return p->state == PHA_PENDING ||
@@ -144,7 +148,7 @@ int pha_in_init(const SSL *c)
    until then it stays, and SSL_read is told to wait for writability. */
 static int flight_sent(SSL *c, size_t len)
 {
-    struct pha *p = c->pha;
+    struct pha *p = pha_of(c);
     if (c->quic_hooks->out_waiting(c)) {
         p->out_waits = p->holding = 1;
         c->want_write = 1;
@@ -158,7 +162,7 @@ static int flight_sent(SSL *c, size_t len)
 /* All our output is out: the message a waiting flight answered goes. */
 static void settle(SSL *c)
 {
-    struct pha *p = c->pha;
+    struct pha *p = pha_of(c);
     struct rd held;
     p->out_waits = 0;
     if (p->holding && quic_peek_message(c, &held) == 1)
@@ -191,7 +195,7 @@ static int refuse(int reason)
 static int may_request(const SSL *s)
 {
     return (s->verify_mode & SSL_VERIFY_PEER) &&
-           (s->pha->requests == 0 || !(s->verify_mode & SSL_VERIFY_CLIENT_ONCE));
+           (pha_of(s)->requests == 0 || !(s->verify_mode & SSL_VERIFY_CLIENT_ONCE));
 }
 
 /* OpenSSL 3.0's checks, in its order; the request goes out at the next SSL_do_handshake. */
@@ -205,15 +209,15 @@ int SSL_verify_client_post_handshake(SSL *s)
         return refuse(SSL_R_NOT_SERVER);
     if (s->phase != PHASE_DONE || pha_in_init(s)) /* SSL_is_init_finished */
         return refuse(SSL_R_STILL_IN_INIT);
-    if (s->pha == NULL)
+    if (pha_of(s) == NULL)
         return refuse(SSL_R_EXTENSION_NOT_RECEIVED);
     /* A request not sent yet keeps the connection in init (above), as in OpenSSL, whose
        SSL_R_REQUEST_PENDING is thus never seen; one sent and not yet answered: */
-    if (s->pha->state != PHA_IDLE)
+    if (pha_of(s)->state != PHA_IDLE)
         return refuse(SSL_R_REQUEST_SENT);
     if (!may_request(s))
         return refuse(SSL_R_INVALID_CONFIG);
-    s->pha->state = PHA_PENDING;
+    pha_of(s)->state = PHA_PENDING;
     return 1;
 }
 
@@ -253,7 +257,7 @@ static int read_failed(SSL *c)
 
 int pha_do_handshake(SSL *c)
 {
-    struct pha *p = c->pha;
+    struct pha *p = pha_of(c);
     if (p == NULL)
         return 1;
     settle(c);
@@ -303,7 +307,7 @@ static int server_read_certificate(SSL *c)
         return 0;
     if (!msg_consume(c, &whole))
         return 0;
-    c->pha->state = c->peer_cert != NULL ? PHA_AWAIT_CV : PHA_AWAIT_FIN;
+    pha_of(c)->state = c->peer_cert != NULL ? PHA_AWAIT_CV : PHA_AWAIT_FIN;
     return 1;
 }
 
@@ -312,7 +316,7 @@ static int server_read_certificate_verify(SSL *c)
 {
     if (msg_read_certificate_verify(c) != HS_CONTINUE)
         return 0;
-    c->pha->state = PHA_AWAIT_FIN;
+    pha_of(c)->state = PHA_AWAIT_FIN;
     return 1;
 }
 
@@ -338,7 +342,7 @@ static int server_read_finished(SSL *c, struct rd body, const struct rd *whole)
  */
 static int server_read(SSL *c, uint8_t type, struct rd body, const struct rd *whole)
 {
-    struct pha *p = c->pha;
+    struct pha *p = pha_of(c);
     enum pha_state at = p->state;
     p->out_waits = 0; /* the client answers: our request is out */
     int ok = (at == PHA_AWAIT_CERT ||
@@ -411,7 +415,7 @@ static int answer(SSL *c)
     struct secret base;
     if (!record_app_secret(c, 1, &base))
         return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
-    base.b[0] ^= c->pha->corrupt;
+    base.b[0] ^= pha_of(c)->corrupt;
     int ok = msg_write_certificate(c, hs->cert_request_context.buf, hs->cert_request_context.len,
                                    have ? &hs->cert : NULL) &&
              (!have || msg_write_certificate_verify(c, hs->cert.pkey, scheme)) &&
@@ -423,7 +427,7 @@ static int answer(SSL *c)
 static int client_read(SSL *c, struct rd body, const struct rd *whole)
 {
     /* §4.6.2: only a client that offered post_handshake_auth may be asked (and never in QUIC) */
-    if (c->pha == NULL)
+    if (pha_of(c) == NULL)
         return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_UNEXPECTED_MESSAGE), STEP_FAILED;
     /* After our close_notify there is no answering: OpenSSL ignores the request. */
     if (c->shutdown & SSL_SENT_SHUTDOWN) {
@@ -444,7 +448,7 @@ static int client_read(SSL *c, struct rd body, const struct rd *whole)
 
 int pha_takes(const SSL *c, uint8_t type)
 {
-    const struct pha *p = c->pha;
+    const struct pha *p = pha_of(c);
     if (p != NULL && p->holding)
         return 1;
     if (!c->server)
@@ -459,7 +463,7 @@ int pha_takes(const SSL *c, uint8_t type)
 
 int pha_read(SSL *c, uint8_t type, struct rd body, const struct rd *whole)
 {
-    if (c->pha != NULL && c->pha->holding)
+    if (pha_of(c) != NULL && pha_of(c)->holding)
         return finish_flight(c);
     return c->server ? server_read(c, type, body, whole) : client_read(c, body, whole);
 }

@@ -81,7 +81,7 @@ struct record {
     uint8_t early_closed;   /* client: EndOfEarlyData went out, no more early data */
 };
 
-static struct record *rec(const SSL *c) { return c->rec; }
+static struct record *rec(const SSL *c) { return cold_peek(c)->rec; }
 
 /* ------------------------------------------------------------------ */
 /* Keys                                                                */
@@ -262,9 +262,9 @@ int record_flush(SSL *c)
     r->blocked = 0;
     r->out_off = 0;
     if (c->mode & SSL_MODE_RELEASE_BUFFERS)
-        wr_free(&r->out);
+        wr_free_public(&r->out); /* records as sent: ciphertext, or a plaintext first flight */
     else
-        wr_reset(&r->out);
+        wr_reset_public(&r->out);
     return 1;
 }
 
@@ -383,8 +383,8 @@ static int fill(SSL *c, size_t need)
         }
         size_t have = wr_len(&r->in), want = need - have;
         if (c->read_ahead) { /* at least a whole record, at most INT_MAX */
-            size_t bulk = c->read_buffer_len > HEADER_LEN + MAX_CIPHERTEXT
-                              ? c->read_buffer_len
+            size_t bulk = cold_peek(c)->read_buffer_len > HEADER_LEN + MAX_CIPHERTEXT
+                              ? cold_peek(c)->read_buffer_len
                               : HEADER_LEN + MAX_CIPHERTEXT;
             if (want < bulk)
                 want = bulk < INT_MAX ? bulk : INT_MAX;
@@ -419,9 +419,9 @@ static void consume_record(SSL *c, size_t len)
     if (r->in_off == wr_len(&r->in)) {
         r->in_off = 0;
         if (c->mode & SSL_MODE_RELEASE_BUFFERS)
-            wr_free(&r->in);
+            wr_free_public(&r->in); /* application data is wiped as it is read, if asked */
         else
-            wr_reset(&r->in);
+            wr_reset_public(&r->in);
     }
 }
 
@@ -449,7 +449,7 @@ static int reading_early_data(const SSL *c)
 static int skipping_early_data(const SSL *c)
 {
     return c->server && c->phase == PHASE_HANDSHAKE &&
-           c->early_data_status == SSL_EARLY_DATA_REJECTED && !c->rec->skip_done;
+           c->early_data_status == SSL_EARLY_DATA_REJECTED && !rec(c)->skip_done;
 }
 
 /* A received alert (§6): close_notify ends the peer's writing; every other is fatal. */
@@ -498,7 +498,7 @@ static enum record_event take_ccs(SSL *c, const uint8_t *p, size_t n)
 }
 
 /* The keys records are read with now: the engine's read level's. */
-static struct epoch *read_epoch(const SSL *c) { return &c->rec->rd.ep[c->read_level]; }
+static struct epoch *read_epoch(const SSL *c) { return &rec(c)->rd.ep[c->read_level]; }
 
 /*
  * Unprotects the record at p (n bytes after the header h): the inner content and type. 1, 0
@@ -670,7 +670,8 @@ size_t record_take_app(SSL *c, uint8_t *buf, size_t num, int peek)
     r->app_off += n;
     r->app_len -= n;
     if (r->app_len == 0) { /* the whole record is read: drop it */
-        OPENSSL_cleanse(r->in.buf + r->in_off, r->app_end - r->in_off);
+        if (c->options & SSL_OP_CLEANSE_PLAINTEXT) /* wiped once read, as OpenSSL's option */
+            OPENSSL_cleanse(r->in.buf + r->in_off, r->app_end - r->in_off);
         consume_record(c, r->app_end - r->in_off);
     }
     return n;
@@ -678,30 +679,30 @@ size_t record_take_app(SSL *c, uint8_t *buf, size_t num, int peek)
 
 int record_early_writable(const SSL *c)
 {
-    const struct record *r = c->rec;
+    const struct record *r = rec(c);
     return r != NULL && c->phase == PHASE_HANDSHAKE && !r->early_closed &&
            r->wr.ep[ssl_encryption_early_data].aead != NULL;
 }
 
-size_t record_early_written(const SSL *c) { return c->rec != NULL ? c->rec->early_bytes : 0; }
+size_t record_early_written(const SSL *c) { return rec(c) != NULL ? rec(c)->early_bytes : 0; }
 
 int record_app_secret(const SSL *c, int write, struct secret *s)
 {
     secret_wipe(s);
-    if (c->rec != NULL)
-        secret_unkeep(s, write ? &c->rec->wr.app_secret : &c->rec->rd.app_secret);
+    if (rec(c) != NULL)
+        secret_unkeep(s, write ? &rec(c)->wr.app_secret : &rec(c)->rd.app_secret);
     return s->len != 0;
 }
 
-size_t record_pending(const SSL *c) { return c->rec != NULL ? c->rec->app_len : 0; }
+size_t record_pending(const SSL *c) { return rec(c) != NULL ? rec(c)->app_len : 0; }
 
 int record_has_pending(const SSL *c)
 {
-    const struct record *r = c->rec;
+    const struct record *r = rec(c);
     return r != NULL && (r->app_len > 0 || wr_len(&r->in) > r->in_off);
 }
 
-int record_close_notify_received(const SSL *c) { return c->rec != NULL && c->rec->close_notify; }
+int record_close_notify_received(const SSL *c) { return rec(c) != NULL && rec(c)->close_notify; }
 
 /* ------------------------------------------------------------------ */
 /* The glue's hooks                                                    */
@@ -743,7 +744,7 @@ static int hook_flush(SSL *c) { return record_flush(c); }
 
 /* Output waits for the wbio only once it refused some: sealed records are written at the end of
    each flight (sink_flush_flight). */
-static int hook_out_waiting(const SSL *c) { return c->rec->blocked && output_waits(c->rec); }
+static int hook_out_waiting(const SSL *c) { return rec(c)->blocked && output_waits(rec(c)); }
 
 static const struct quic_hooks record_hooks = {hook_pull, hook_peer_tp, hook_settle, hook_flush,
                                                hook_out_waiting};
@@ -754,20 +755,21 @@ static const struct quic_hooks record_hooks = {hook_pull, hook_peer_tp, hook_set
 
 int record_attach(SSL *c)
 {
-    if (c->rec != NULL)
+    if (rec(c) != NULL)
         return 1;
     if (cold_peek(c)->rbio == NULL && cold_peek(c)->wbio == NULL) {
         /* Neither a QUIC method nor BIOs: nothing to carry the handshake. */
         ERR_raise(ERR_LIB_SSL, QTLS_R_NO_QUIC_METHOD);
         return 0;
     }
-    if ((c->rec = OPENSSL_zalloc(sizeof(*c->rec))) == NULL) {
+    struct ssl_cold *k = cold_get(c);
+    if (k == NULL || (k->rec = OPENSSL_zalloc(sizeof(*k->rec))) == NULL) {
         ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
         return 0;
     }
-    wr_init(&c->rec->in);
-    wr_init(&c->rec->out);
-    c->rec->key_update = SSL_KEY_UPDATE_NONE;
+    wr_init(&k->rec->in);
+    wr_init(&k->rec->out);
+    k->rec->key_update = SSL_KEY_UPDATE_NONE;
     c->tcp = 1;
     c->quic_method = &record_sink;
     c->quic_hooks = &record_hooks;
@@ -776,7 +778,7 @@ int record_attach(SSL *c)
 
 void record_free(SSL *c)
 {
-    struct record *r = c->rec;
+    struct record *r = rec(c);
     if (r == NULL)
         return;
     for (int l = 0; l < 4; l++) {
@@ -788,7 +790,7 @@ void record_free(SSL *c)
     wr_free(&r->in);
     wr_free(&r->out);
     OPENSSL_clear_free(r, sizeof(*r));
-    c->rec = NULL;
+    c->cold->rec = NULL;
 }
 
 /* §4.6.3: KeyUpdate { update_not_requested(0), update_requested(1) }, then the new write key. */
@@ -810,7 +812,7 @@ int record_request_key_update(SSL *c, int type)
 
 int record_pending_key_update(const SSL *c)
 {
-    return c->rec != NULL ? c->rec->key_update : SSL_KEY_UPDATE_NONE;
+    return rec(c) != NULL ? rec(c)->key_update : SSL_KEY_UPDATE_NONE;
 }
 
 /* A KeyUpdate asked for (SSL_key_update, a peer's update_requested, the AEAD's limit), sent. */
