@@ -406,7 +406,7 @@ bench:
 	@$(SUBMAKE) bench-run
 
 bench-run: $(BENCH_DIR)/bench_openssl $(BENCH_DIR)/bench_gnutls $(BENCH_DIR)/bench_qtls \
-    $(BENCH_DIR)/libheapcount.so
+    $(BENCH_DIR)/bench_tcp_openssl $(BENCH_DIR)/bench_tcp_qtls $(BENCH_DIR)/libheapcount.so
 	@bench/run.sh $(BENCH_DIR)
 
 $(BENCH_DIR)/bench_openssl: bench/bench_openssl.c $(BENCH_DEPS)
@@ -421,6 +421,16 @@ $(BENCH_DIR)/bench_gnutls: bench/bench_gnutls.c $(BENCH_DEPS) $(GNUTLS_PEER_DEPS
 $(BENCH_DIR)/bench_qtls: bench/bench_qtls.c $(BENCH_DEPS) $(BUILD)/libqtls.a
 	@mkdir -p $(@D)
 	$(CC) -Iinclude/compat -Iinclude $(BENCH_CFLAGS) -o $@ $< bench/bench_common.c \
+	    $(BUILD)/libqtls.a $(QTLS_LIBS)
+
+# The same source on each library (-DBENCH_QTLS names the program and its ticket count).
+$(BENCH_DIR)/bench_tcp_openssl: bench/bench_tcp.c $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ $< bench/bench_common.c -lssl $(LIBCRYPTO)
+
+$(BENCH_DIR)/bench_tcp_qtls: bench/bench_tcp.c $(BENCH_DEPS) $(BUILD)/libqtls.a
+	@mkdir -p $(@D)
+	$(CC) -DBENCH_QTLS -Iinclude/compat -Iinclude $(BENCH_CFLAGS) -o $@ $< bench/bench_common.c \
 	    $(BUILD)/libqtls.a $(QTLS_LIBS)
 
 # Certificate compression (RFC 8879): the server's first flight with each algorithm, in memory

@@ -355,7 +355,7 @@ static int selftest(const struct bench_lib *lib)
 static void usage(const char *prog)
 {
     fprintf(stderr,
-            "usage: %s [-d CERTDIR] [-s full|resume|early|hrr|cold] [-T THREADS] "
+            "usage: %s [-d CERTDIR] [-s full|resume|early|hrr|cold|resume1|bulk-*] [-T THREADS] "
             "(-t | -n N [-w W] | -c N [-w W] | -m M)\n",
             prog);
     exit(2);

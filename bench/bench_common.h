@@ -1,6 +1,6 @@
 /*
- * Shared by the three handshake benchmark programs (bench_openssl.c,
- * bench_gnutls.c, bench_qtls.c). Each program measures one library, because
+ * Shared by the handshake benchmark programs (bench_openssl.c, bench_gnutls.c,
+ * bench_qtls.c, and bench_tcp.c built on each library). Each program measures one library, because
  * libssl and libqtls define the same SSL_* symbols and cannot share a
  * process; bench/run.sh runs them in interleaved rounds and compares.
  *
@@ -18,7 +18,8 @@
  *               0-RTT accepted), hrr (HelloRetryRequest), cold (first contact: a fresh
  *               client SSL_CTX per handshake, made outside the measurement); the
  *               printed name becomes <lib>/<SCEN>. The negative cases of -t always use
- *               the full handshake.
+ *               the full handshake. bench_tcp.c (TLS over TCP) has full, resume, resume1
+ *               and bulk-aes128|bulk-aes256|bulk-chacha (one "handshake" = one 16 KB record).
  *   -T T        with -n: T threads, each W warm-up then N handshakes on the shared
  *               contexts, started together; prints "THREADS <name> threads=T ..."
  *               (handshakes per second of wall time, CPU µs per handshake, cores = CPU

@@ -14,6 +14,10 @@
 # busy processes otherwise leave this one about one CPU); CALLGRIND=1 adds the instruction counts (CG_N=200 handshakes under
 # valgrind per library) and qtls's inclusive profile; CPU (1) the core to pin the
 # one-thread runs to, when taskset exists and there is more than one.
+# TLS over TCP (bench_tcp_openssl, bench_tcp_qtls: bench/bench_tcp.c on each library):
+# TCP_ROUNDS (ROUNDS) rounds of TCP_N (N) handshakes per scenario, BULK_N (20000) 16 KB
+# records per bulk run, TCP_CG_N (100) handshakes under callgrind (bulk: CG_N records);
+# TCP=0 skips them.
 set -eu
 
 if [ $# -ne 1 ]; then
@@ -31,7 +35,21 @@ T_PRIO=${T_PRIO:-}
 CG_N=${CG_N:-200}
 CALLGRIND=${CALLGRIND:-}
 CPU=${CPU:-1}
+TCP=${TCP:-1}
+TCP_ROUNDS=${TCP_ROUNDS:-$ROUNDS}
+TCP_N=${TCP_N:-$N}
+BULK_N=${BULK_N:-20000}
+TCP_CG_N=${TCP_CG_N:-100}
 libs="openssl gnutls qtls"
+# TLS over TCP: the handshakes (full: tickets off; resume: each library's default tickets;
+# resume1: one ticket on both) and the bulk rows (one 16 KB record per "handshake").
+tcp_scens="full resume resume1 bulk-aes128 bulk-aes256 bulk-chacha"
+tcp_n() { # SCEN: the timed count of a run
+    case $1 in
+    bulk-*) echo "$BULK_N" ;;
+    *) echo "$TCP_N" ;;
+    esac
+}
 # The other handshakes (bench_*.c -s): the libraries whose harness can do each.
 # cold: first contact, a fresh client SSL_CTX (sharing the loaded trust store) per handshake.
 scens="resume early hrr cold"
@@ -175,6 +193,36 @@ if [ "$T_ROUNDS" -gt 0 ]; then
     done
 fi
 
+# --- 2d. TLS over TCP: self-test, then TCP_ROUNDS rounds per scenario, order alternating ---
+if [ "$TCP" = 1 ]; then
+    for s in $tcp_scens; do
+        for l in openssl qtls; do
+            $pin "$(bin tcp_$l)" -d "$dir" -s "$s" -t >/dev/null || {
+                echo "bench: the tcp_$l -s $s self-test failed" >&2
+                $pin "$(bin tcp_$l)" -d "$dir" -s "$s" -t >&2 || true
+                exit 1
+            }
+        done
+        echo "== tcp -s $s: $TCP_ROUNDS rounds x $(tcp_n "$s") $(case $s in bulk-*) echo records ;; *) echo handshakes ;; esac) (openssl qtls)"
+        r=1
+        while [ "$r" -le "$TCP_ROUNDS" ]; do
+            order="openssl qtls"
+            [ $((r % 2)) = 0 ] && order="qtls openssl"
+            line="round $r:"
+            for l in $order; do
+                out=$($pin "$(bin tcp_$l)" -d "$dir" -s "$s" -n "$(tcp_n "$s")" -w 20) || {
+                    echo "bench: tcp_$l -s $s failed in round $r" >&2
+                    exit 1
+                }
+                echo "$out round=$r" >>"$dir/times.txt"
+                line="$line $(echo "$out" | awk '{print $2 " " $4}')"
+            done
+            echo "$line"
+            r=$((r + 1))
+        done
+    done
+fi
+
 # --- 3. heap: held per established connection, allocations per handshake ---
 : >"$dir/heap.txt"
 for l in $libs openssl+release_buffers; do
@@ -185,6 +233,16 @@ for l in $libs openssl+release_buffers; do
     BENCH_OPENSSL_RELEASE_BUFFERS=$rb GLIBC_TUNABLES=glibc.malloc.tcache_count=0 \
         LD_PRELOAD="$dir/libheapcount.so" "$(bin $b)" -d "$dir" -m "$HEAP_M" >>"$dir/heap.txt"
 done
+# TCP: an idle established connection (tickets read, one small exchange), with and without
+# SSL_MODE_RELEASE_BUFFERS; "per_handshake" is the full TCP handshake's.
+if [ "$TCP" = 1 ]; then
+    for l in openssl qtls; do
+        for rb in 0 1; do
+            BENCH_RELEASE_BUFFERS=$rb GLIBC_TUNABLES=glibc.malloc.tcache_count=0 \
+                LD_PRELOAD="$dir/libheapcount.so" "$(bin tcp_$l)" -d "$dir" -m "$HEAP_M" >>"$dir/heap.txt"
+        done
+    done
+fi
 # --- 3b. HEAP_BIG qtls pairs alive at once (a server's and its clients' heap) ---
 : >"$dir/heapbig.txt"
 if [ "$HEAP_BIG" -gt 0 ]; then
@@ -200,6 +258,13 @@ if [ "$CALLGRIND" = 1 ]; then
         echo "bench: CALLGRIND=1 needs valgrind (apt-get install -y valgrind)" >&2
         exit 1
     fi
+    # callgrind_annotate runs inside $dir: run from the source tree, it can list a function
+    # under two spellings of its path (relative and absolute), each with part of its cost.
+    cg_annotate() { # FILE (in $dir) OPTIONS...
+        _cgf=$1
+        shift
+        (cd "$dir" && callgrind_annotate "$@" "$_cgf")
+    }
     echo "== callgrind: $CG_N handshakes per library after 5 warm-up"
     for l in $libs; do
         name=$(valgrind --tool=callgrind --collect-atstart=no \
@@ -211,9 +276,9 @@ if [ "$CALLGRIND" = 1 ]; then
             exit 1
         fi
         echo "CG $name ir=$ir n=$CG_N" >>"$dir/callgrind.txt"
-        callgrind_annotate --auto=no --inclusive=yes "$dir/callgrind.$l.out" \
+        cg_annotate "callgrind.$l.out" --auto=no --inclusive=yes \
             >"$dir/callgrind.$l.inclusive.txt" 2>/dev/null || true
-        callgrind_annotate --auto=no --inclusive=yes --tree=caller "$dir/callgrind.$l.out" \
+        cg_annotate "callgrind.$l.out" --auto=no --inclusive=yes --tree=caller \
             >"$dir/callgrind.$l.callers.txt" 2>/dev/null || true
     done
     for s in $scens; do
@@ -228,7 +293,7 @@ if [ "$CALLGRIND" = 1 ]; then
                 exit 1
             fi
             echo "CG $name ir=$ir n=$CG_N" >>"$dir/callgrind.txt"
-            callgrind_annotate --auto=no --inclusive=yes "$f.out" >"$f.inclusive.txt" 2>/dev/null || true
+            cg_annotate "callgrind.$l.$s.out" --auto=no --inclusive=yes >"$f.inclusive.txt" 2>/dev/null || true
         done
     done
     # The first handshake of the process (contexts made, nothing else warm), and 2 threads.
@@ -248,7 +313,7 @@ if [ "$CALLGRIND" = 1 ]; then
             exit 1
         }
         echo "CG $cname ir=$ir n=$cn" >>"$dir/callgrind.txt"
-        callgrind_annotate --auto=no --inclusive=yes "$f.out" >"$f.inclusive.txt" 2>/dev/null || true
+        cg_annotate "${f##*/}.out" --auto=no --inclusive=yes >"$f.inclusive.txt" 2>/dev/null || true
     }
     for l in openssl qtls; do
         cg_one "$l.first" "$l/first" 1 "$(bin $l)" -d "$dir" -s cold -w 0 -c 1
@@ -259,11 +324,29 @@ if [ "$CALLGRIND" = 1 ]; then
         [ "$s" = full ] || n=qtls/$s
         cg_one "qtls.$s.T2" "$n/T2" $((th * 2)) "$(bin qtls)" -d "$dir" -s "$s" -T 2 -c "$th"
     done
+    # TLS over TCP: per handshake (TCP_CG_N) or per 16 KB record (CG_N), both libraries
+    if [ "$TCP" = 1 ]; then
+        echo "== callgrind, TCP: $TCP_CG_N handshakes or $CG_N records per library and scenario"
+        for s in $tcp_scens; do
+            cn=$TCP_CG_N
+            case $s in bulk-*) cn=$CG_N ;; esac
+            for l in openssl qtls; do
+                n=$l-tcp
+                [ "$s" = full ] || n=$l-tcp/$s
+                cg_one "$l-tcp.$s" "$n" "$cn" "$(bin tcp_$l)" -d "$dir" -s "$s" -c "$cn"
+                cg_annotate "callgrind.$l-tcp.$s.out" --auto=no --inclusive=yes --threshold=100 \
+                    >"$dir/callgrind.$l-tcp.$s.inclusive.txt" 2>/dev/null || true # every function
+                [ "$l" = qtls ] && cg_annotate "callgrind.$l-tcp.$s.out" --auto=no --inclusive=yes \
+                    --tree=caller >"$dir/callgrind.$l-tcp.$s.callers.txt" 2>/dev/null || true
+            done
+        done
+    fi
 fi
 
 # --- 5. the tables ---
 awk -v rounds="$ROUNDS" -v n="$N" -v heap_m="$HEAP_M" -v cg_n="$CG_N" -v heap_big="$HEAP_BIG" \
-    -v t_rounds="$T_ROUNDS" -v t_n="$T_N" -v t_prio="$T_PRIO" '
+    -v t_rounds="$T_ROUNDS" -v t_n="$T_N" -v t_prio="$T_PRIO" -v tcp_rounds="$TCP_ROUNDS" \
+    -v tcp_n="$TCP_N" -v bulk_n="$BULK_N" -v tcp_cg_n="$TCP_CG_N" '
 function sort(a, k,    i, j, t) {
     for (i = 2; i <= k; i++)
         for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
@@ -443,9 +526,112 @@ END {
         printf "| left after freeing all of them | %s B | (mallinfo2: %s B) | 0 |\n", thousands(bl), thousands(bml)
         printf "\n(MB = 10^6 bytes; the pairs are established one after another, kept, then every client is freed, then every server)\n"
     }
+    # TLS over TCP (bench_tcp.c on each library): OpenSSL and qtls, ratios per round
+    if (("openssl-tcp", 1) in cpu || ("qtls-tcp", 1) in cpu) {
+        printf "\n| TLS 1.3 over TCP, BIO pair, one thread | OpenSSL 3.0 libssl µs CPU, median [min–max] | OpenSSL handshakes/s | qtls µs CPU, median [min–max] | qtls handshakes/s | qtls speed vs OpenSSL, per round: median [min–max] | best 100-handshake blocks: median [min–max] |"
+        if (length(ir)) printf " OpenSSL Ir | qtls Ir | Ir, OpenSSL ÷ qtls |"
+        printf "\n|---|---:|---:|---:|---:|---:|---:|"
+        if (length(ir)) printf "---:|---:|---:|"
+        printf "\n"
+        split("full resume resume1", tsn, " ")
+        tlabel["full"] = "full handshake (tickets off on both)"
+        tlabel["resume"] = "resumed, psk_dhe_ke, tickets at each library default (num_tickets 2: OpenSSL 3.0 sends 1 after a resumption, qtls 2)"
+        tlabel["resume1"] = "resumed, psk_dhe_ke, num_tickets 1 on both"
+        for (i = 1; i <= 3; i++) {
+            sfx = tsn[i] == "full" ? "" : "/" tsn[i]; on = "openssl-tcp" sfx; qn = "qtls-tcp" sfx
+            ko = kq = kr = kb = 0
+            for (r = 1; r <= tcp_rounds; r++) {
+                if ((on, r) in cpu) { ko++; co[ko] = cpu[on, r] }
+                if ((qn, r) in cpu) { kq++; cq[kq] = cpu[qn, r] }
+                if ((on, r) in cpu && (qn, r) in cpu) {
+                    kr++; cr[kr] = cpu[on, r] / cpu[qn, r]
+                    if (best[qn, r] > 0) { kb++; cb[kb] = best[on, r] / best[qn, r] }
+                }
+            }
+            if (ko + kq == 0) continue
+            mo = ko ? median(co, ko) : 0; mq = kq ? median(cq, kq) : 0
+            printf "| %s | %s | %s | %s | %s | %s | %s |", tlabel[tsn[i]],
+                ko ? sprintf("%.1f [%.1f–%.1f]", mo, co[1], co[ko]) : "-", ko ? sprintf("%.0f", 1e6 / mo) : "-",
+                kq ? sprintf("**%.1f** [%.1f–%.1f]", mq, cq[1], cq[kq]) : "-", kq ? sprintf("%.0f", 1e6 / mq) : "-",
+                kr ? sprintf("**%.2f×** [%.2f–%.2f]", median(cr, kr), cr[1], cr[kr]) : "-",
+                kb ? sprintf("%.2f× [%.2f–%.2f]", median(cb, kb), cb[1], cb[kb]) : "-"
+            if (length(ir))
+                printf " %s | %s | %s |", (on in ir) ? sprintf("%.2f M", ir[on] / 1e6) : "-",
+                    (qn in ir) ? sprintf("%.2f M", ir[qn] / 1e6) : "-",
+                    ((on in ir) && (qn in ir)) ? sprintf("%.2f×", ir[on] / ir[qn]) : "-"
+            printf "\n"
+        }
+        printf "\n(%d rounds x %d handshakes per library and row, OpenSSL and qtls alternating first; one handshake = both SSL objects and a BIO pair made, both sides run with SSL_do_handshake in turn, checked, freed; middlebox compatibility on; resumed rows include the client reading its tickets)\n", tcp_rounds, tcp_n
+        printf "\n| 16 KB records, one direction (SSL_write 16384 → SSL_read), BIO pair | OpenSSL 3.0 libssl MB/s, median [min–max] | qtls MB/s, median [min–max] | qtls vs OpenSSL, per round: median [min–max] | best 100-record blocks: median [min–max] |"
+        if (length(ir)) printf " OpenSSL Ir/record | qtls Ir/record | qtls − OpenSSL |"
+        printf "\n|---|---:|---:|---:|---:|"
+        if (length(ir)) printf "---:|---:|---:|"
+        printf "\n"
+        split("aes128 aes256 chacha", bsn, " ")
+        blabel["aes128"] = "TLS_AES_128_GCM_SHA256"; blabel["aes256"] = "TLS_AES_256_GCM_SHA384"
+        blabel["chacha"] = "TLS_CHACHA20_POLY1305_SHA256"
+        for (i = 1; i <= 3; i++) {
+            on = "openssl-tcp/bulk-" bsn[i]; qn = "qtls-tcp/bulk-" bsn[i]
+            ko = kq = kr = kb = 0
+            for (r = 1; r <= tcp_rounds; r++) {
+                if ((on, r) in cpu) { ko++; co[ko] = 16384 / cpu[on, r] }
+                if ((qn, r) in cpu) { kq++; cq[kq] = 16384 / cpu[qn, r] }
+                if ((on, r) in cpu && (qn, r) in cpu) {
+                    kr++; cr[kr] = cpu[on, r] / cpu[qn, r]
+                    if (best[qn, r] > 0) { kb++; cb[kb] = best[on, r] / best[qn, r] }
+                }
+            }
+            if (ko + kq == 0) continue
+            printf "| %s | %s | %s | %s | %s |", blabel[bsn[i]],
+                ko ? sprintf("%.0f [%.0f–%.0f]", median(co, ko), co[1], co[ko]) : "-",
+                kq ? sprintf("**%.0f** [%.0f–%.0f]", median(cq, kq), cq[1], cq[kq]) : "-",
+                kr ? sprintf("**%.2f×** [%.2f–%.2f]", median(cr, kr), cr[1], cr[kr]) : "-",
+                kb ? sprintf("%.2f× [%.2f–%.2f]", median(cb, kb), cb[1], cb[kb]) : "-"
+            if (length(ir))
+                printf " %s | %s | %s |", (on in ir) ? sprintf("%.1f k", ir[on] / 1e3) : "-",
+                    (qn in ir) ? sprintf("%.1f k", ir[qn] / 1e3) : "-",
+                    ((on in ir) && (qn in ir)) ? sprintf("%+.1f k", (ir[qn] - ir[on]) / 1e3) : "-"
+            printf "\n"
+        }
+        printf "\n(%d rounds x %d records per library and suite, OpenSSL and qtls alternating first, over one connection each; MB = 10^6 bytes of application data per CPU second, the writer sealing and the reader opening in one thread)\n", tcp_rounds, bulk_n
+    }
+    if ("qtls-tcp" in mc || "openssl-tcp" in mc) {
+        printf "\n| TCP, idle established connection (tickets read, 4 bytes each way) | heap held: client / server (bytes, usable size) | mallinfo2: client / server | allocations per full TCP handshake | bytes allocated per handshake | peak heap during one handshake |\n"
+        printf "|---|---:|---:|---:|---:|---:|\n"
+        split("openssl-tcp openssl-tcp+release_buffers qtls-tcp qtls-tcp+release_buffers", hn, " ")
+        for (i = 1; i <= 4; i++) {
+            l = hn[i]
+            if (!(l in mc)) continue
+            printf "| %s | %s / %s | %s / %s | %s | %s | %s |\n", l,
+                (l in hc) ? thousands(hc[l]) : "-", (l in hs) ? thousands(hs[l]) : "-",
+                thousands(mc[l]), thousands(ms[l]), (l in allocs) ? thousands(allocs[l]) : "-",
+                (l in abytes) ? thousands(abytes[l]) : "-", (l in peak) ? thousands(peak[l]) : "-"
+            if ((l in hl) && hl[l] != 0) printf "WARNING: %s leaked %s bytes per pair\n", l, hl[l]
+        }
+        printf "\n(%d idle connections kept alive; the BIO pairs freed before the reading; 0 bytes leaked per pair unless warned)\n", heap_m
+    }
 }' "$dir/times.txt" "$dir/heap.txt" "$dir/callgrind.txt" "$dir/threads.txt" "$dir/heapbig.txt" | tee "$dir/results.md"
 
 # --- 6. where qtls's instructions go ---
+# named_top FILE N ROWS: the ROWS costliest named functions of an inclusive profile, per
+# handshake (or record) over N, as table rows (the harness's own functions left out).
+named_top() {
+    grep -E '^ *[0-9,]+ \( *[0-9.]+%\)  ' "$1" |
+        grep -v -E 'PROGRAM TOTALS|\?\?\?:0x|below main|libc_start|bench/bench_[a-z_]*\.c:' |
+        awk -v n="$2" '{
+            ir = $0; sub(/ \(.*$/, "", ir); gsub(/[ ,]/, "", ir)
+            share = $0; sub(/^[^(]*\( */, "", share); sub(/%\).*$/, "", share)
+            fn = $0; sub(/^[^)]*\)  */, "", fn); lib = ""
+            if (index(fn, " [")) { lib = fn; sub(/^.* \[/, "", lib); sub(/\]$/, "", lib) }
+            sub(/ \[.*$/, "", fn); sub(/^\?\?\?:/, "", fn)
+            if (fn ~ /(^|\/)src\//) { sub(/^(.*\/)?src\//, "src/", fn); lib = "qtls" }
+            else { sub(/^.*\//, "", lib); sub(/^.*:/, "", fn) }
+            k = fn " (" lib ")"; if (!(k in sir)) { sir[k] = ir; ssh[k] = share }
+        }
+        END { for (k in sir) printf "%.0f\t%.1f\t%s\n", sir[k] / n, ssh[k], k }' |
+        sort -t "$(printf '\t')" -k1,1 -rn | head -"$3" |
+        awk -F "$(printf '\t')" '{ printf "| %s | %s %% | %s |\n", $1, $2, $3 }'
+}
 if [ "$CALLGRIND" = 1 ] && [ -s "$dir/callgrind.qtls.inclusive.txt" ]; then
     {
         echo
@@ -454,20 +640,26 @@ if [ "$CALLGRIND" = 1 ] && [ -s "$dir/callgrind.qtls.inclusive.txt" ]; then
         echo
         echo "| Ir/handshake | share | function |"
         echo "|---:|---:|---|"
-        grep -E '^ *[0-9,]+ \( *[0-9.]+%\)  ' "$dir/callgrind.qtls.inclusive.txt" |
-            grep -v -E 'PROGRAM TOTALS|\?\?\?:0x|below main|libc_start|/bench/bench_' |
-            head -45 |
-            awk -v n="$CG_N" '{
-                ir = $0; sub(/ \(.*$/, "", ir); gsub(/[ ,]/, "", ir)
-                share = $0; sub(/^[^(]*\( */, "", share); sub(/%\).*$/, "", share)
-                fn = $0; sub(/^[^)]*\)  */, "", fn); lib = ""
-                if (index(fn, " [")) { lib = fn; sub(/^.* \[/, "", lib); sub(/\]$/, "", lib) }
-                sub(/ \[.*$/, "", fn); sub(/^\?\?\?:/, "", fn)
-                if (sub(/^.*\/src\//, "src/", fn)) lib = "qtls"
-                else { sub(/^.*\//, "", lib); sub(/^.*:/, "", fn) }
-                printf "| %.0f | %.1f %% | %s (%s) |\n", ir / n, share, fn, lib
-            }'
+        named_top "$dir/callgrind.qtls.inclusive.txt" "$CG_N" 45
     } | tee -a "$dir/results.md"
+fi
+# --- 6b. where qtls's instructions go on the TCP rows ---
+if [ "$CALLGRIND" = 1 ] && [ "$TCP" = 1 ]; then
+    for s in full resume1 bulk-aes128; do
+        f="$dir/callgrind.qtls-tcp.$s.inclusive.txt"
+        [ -s "$f" ] || continue
+        cn=$TCP_CG_N
+        unit=handshake
+        case $s in bulk-*) cn=$CG_N unit="16 KB record" ;; esac
+        {
+            echo
+            echo "qtls over TCP, -s $s, callgrind inclusive, named functions (per $unit; full list in $f):"
+            echo
+            echo "| Ir/$unit | share | function |"
+            echo "|---:|---:|---|"
+            named_top "$f" "$cn" 40
+        } | tee -a "$dir/results.md"
+    done
 fi
 echo
 echo "results: $dir/results.md"
