@@ -373,9 +373,10 @@ install-compat: install
 clean:
 	rm -rf build build-*
 
-# BoGo: BoringSSL's TLS test runner, built from Debian's packages, in QUIC mode
-# against the shim in tests/bogo (see tests/bogo/README.md). Last line:
-# "N passed, N failed, N skipped".
+# BoGo: BoringSSL's TLS test runner, built from Debian's packages, against the shim in
+# tests/bogo (see tests/bogo/README.md), in QUIC mode then TCP mode: each mode's summary line,
+# then both modes' on the last line, "N passed, N failed, N skipped". make bogo BOGO_MODE=tcp
+# (or quic) runs one mode.
 # ngtcp2 0.12.1's own quictls backend and examples, unmodified, on qtls (tests/ngtcp2/run.sh);
 # curl 7.88.1 with HTTP/3 on qtls and TCP on GnuTLS in one binary (tests/curl/run.sh); HAProxy
 # 2.6 serving HTTP/3 on qtls (tests/haproxy/run.sh). Each runs even when one before it fails;
@@ -392,11 +393,12 @@ bogo:
 .PHONY: bogo-run
 bogo-run: $(BUILD)/libqtls.a
 	@QTLS_BOGO_LIB=$(CURDIR)/$(BUILD)/libqtls.a QTLS_BOGO_LIBS="$(QTLS_LIBS)" BOGO_CFLAGS="$(OPT)" \
-	    tests/bogo/run.sh
+	    BOGO_MODE="$(BOGO_MODE)" tests/bogo/run.sh
 
 # Handshake benchmark (bench/README.md): OpenSSL 3.0 libssl, GnuTLS 3.7 in QUIC mode and
 # qtls, same configuration, interleaved rounds, one program per library (libssl and libqtls
-# define the same SSL_* symbols). make bench [CALLGRIND=1] [ROUNDS=9] [N=2000]
+# define the same SSL_* symbols); and TLS over TCP, bench/bench_tcp.c built once on libssl and
+# once on libqtls. make bench [CALLGRIND=1] [ROUNDS=9] [N=2000]
 BENCH_DIR    = $(BUILD)/bench
 BENCH_CFLAGS = -std=c11 -O2 -g -pthread $(WARN) -D_GNU_SOURCE $(CFLAGS)
 BENCH_DEPS   = bench/bench_common.c bench/bench_common.h
@@ -455,12 +457,12 @@ $(BENCH_DIR)/libheapcount.so: bench/heapcount.c
 
 # libFuzzer targets (fuzz/*.c), a build of their own under build-fuzz with clang, ASan and
 # UBSan and the fuzzing mode (-DQTLS_FUZZING, src/crypto/crypto.c: fixed randomness and keys, any
-# signature, Finished or binder accepted), which make check proves absent from libqtls;
-# not part of make check. make fuzz [FUZZ_SECONDS=30] builds them, writes seed corpora
-# from real handshakes (fuzz/gen_seeds.c), runs each target for FUZZ_SECONDS from them and
-# from its committed reproducers (fuzz/regress/<target>/, read only) and fails if any crashed
-# or leaked (new reproducers: build-fuzz/crash/<target>-*; each becomes a file in
-# fuzz/regress/ and a unit test).
+# signature, Finished or binder accepted, TCP record protection transparent), which make check
+# proves absent from libqtls; not part of make check. make fuzz [FUZZ_SECONDS=30] builds them,
+# writes seed corpora from real handshakes (fuzz/gen_seeds.c), runs each target for
+# FUZZ_SECONDS from them and from its committed reproducers (fuzz/regress/<target>/, read
+# only) and fails if any crashed or leaked (new reproducers: build-fuzz/crash/<target>-*; each
+# becomes a file in fuzz/regress/ and a unit test).
 FUZZ_SECONDS ?= 30
 FUZZ_BUILD    = build-fuzz
 FUZZ_CC       = clang
@@ -468,7 +470,7 @@ FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS   = -std=c11 -O1 -g -fno-omit-frame-pointer $(WARN) $(FUZZ_SAN) -DQTLS_FUZZING \
     -DQTLS_FUZZ_CERTS='"$(CURDIR)/$(FUZZ_BUILD)/certs"'
 FUZZ_TARGETS  = fuzz_server fuzz_client fuzz_session fuzz_provide fuzz_ticket fuzz_packet \
-    fuzz_cert_comp $(if $(HAVE_NGTCP2),fuzz_token)
+    fuzz_cert_comp fuzz_record $(if $(HAVE_NGTCP2),fuzz_token)
 FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/%)
 FUZZ_OBJS     = $(SRCS:src/%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_BUILD)/obj/mock_quic.o
 # fuzz_token: the ngtcp2 backend's token verification, with libngtcp2 (make fuzz installs it).

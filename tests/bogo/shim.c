@@ -1,23 +1,31 @@
 /*
- * The qtls shim for BoringSSL's BoGo test runner (ssl/test/runner), QUIC mode.
+ * The qtls shim for BoringSSL's BoGo test runner (ssl/test/runner), in QUIC and TCP modes.
  *
- * The runner starts `shim -port P [-shim-id N] [-ipv6] <flags>`; the shim
- * connects back over TCP once per connection (initial + -resume-count
- * resumptions) and, with -quic, speaks the runner's mock QUIC transport:
+ * The runner starts `shim -port P [-shim-id N] [-ipv6] <flags>`; the shim connects back over
+ * TCP once per connection (initial + -resume-count resumptions).
+ *
+ * With -quic it speaks the runner's mock QUIC transport on that socket:
  *
  *   u8 type (22 handshake, 23 application data, 21 alert) | u8 level
  *   | u16 cipher suite (0 at the initial level) | u32 length
  *   | the sender's traffic secret for that level || payload
  *
- * Both ends check every record against their own derivation: the runner
- * checks the secrets qtls hands to the SSL_QUIC_METHOD, and this shim checks
- * the runner's against the read secrets qtls installed. Application data is
- * echoed back XOR 0xff.
+ * Both ends check every record against their own derivation: the runner checks the secrets
+ * qtls hands to the SSL_QUIC_METHOD, and this shim checks the runner's against the read
+ * secrets qtls installed.
  *
- * Exit codes: 0 pass, 1 fail (the error queue goes to stderr, where the
- * runner looks for the expected error, translated by config.json's ErrorMap),
- * 89 "unimplemented": the test needs something qtls does not do (TLS over
- * TCP, DTLS, ECH, ALPS, Channel ID, asynchronous callbacks, ...).
+ * Without -quic (TCP mode) the socket is qtls's transport (SSL_set_fd; with -async a socket
+ * BIO under a filter BIO, SSL_set_bio), the runner's flags mapped to libssl's API as OpenSSL 3.0 defines it
+ * (SSL_do_handshake, SSL_read/SSL_write/SSL_peek, SSL_shutdown, SSL_key_update,
+ * SSL_read_early_data/SSL_write_early_data), -async as BoringSSL's shim does it (a byte at a
+ * time through the filter BIO, and the certificate callback's pause).
+ *
+ * In both modes application data is echoed back XOR 0xff.
+ *
+ * Exit codes: 0 pass, 1 fail (the error queue goes to stderr, where the runner looks for the
+ * expected error, translated by config.json's ErrorMap), 89 "unimplemented": the test needs
+ * something qtls does not do (DTLS, TLS 1.0-1.2, ECH, ALPS, Channel ID, BoringSSL-only APIs,
+ * ...; see blocker(), version_refused() and tests/bogo/README.md).
  *
  * Session and 0-RTT functions are referenced weakly: while qtls lacks them
  * the shim answers 89 to the tests that need them (after the first
@@ -25,7 +33,7 @@
  * once they exist (see have_sessions() and blocker()). Link with
  * --whole-archive so that a weak reference finds them in libqtls.a.
  *
- * Secrets arrive through quictls's set_encryption_secrets (qtls's
+ * In QUIC mode secrets arrive through quictls's set_encryption_secrets (qtls's
  * SSL_QUIC_METHOD has exactly quictls's four members) and are filed per
  * direction for the mock transport.
  */
@@ -73,6 +81,8 @@
 int SSL_send_fatal_alert(SSL *ssl, uint8_t alert) __attribute__((weak));
 
 #define EXIT_UNIMPLEMENTED 89
+/* The reason for every test that needs TLS 1.0-1.2 from qtls. */
+#define TLS12_ONLY "TLS 1.0-1.2 (the test negotiates it; qtls speaks TLS 1.3 only)"
 
 /* ------------------------------------------------------------------ */
 /* Configuration: the runner's flags                                   */
@@ -82,6 +92,12 @@ struct blob {
     uint8_t *p;
     size_t n;
     int set;
+};
+
+/* A flag given once per value (BoringSSL's IntVector flags: -curves 29 -curves 23). */
+struct intlist {
+    int v[32];
+    size_t n;
 };
 
 struct config {
@@ -116,11 +132,20 @@ struct config {
     struct blob ocsp_response, expect_ocsp_response;
     int enable_signed_cert_timestamps, enable_grease;
     int async;
+    int key_update, peek_then_read, check_close_notify;
+    int implicit_handshake, no_op_extra_handshake, server_preference, fail_cert_callback;
+    int no_tls1, no_tls11, no_tls12, no_ticket;
+    int expect_curve_id, expect_peer_signature_algorithm, expect_cipher;
+    int expect_cipher_aes, expect_cipher_no_aes, read_with_unfinished_write, export_traffic_secrets;
+    int enforce_rsa_key_usage, max_cert_list;
+    const char *use_client_ca_list, *expect_client_ca_list;
+    const char *advertise_npn, *select_next_proto, *expect_next_proto;
+    struct intlist curves, signing_prefs, verify_prefs;
     struct blob signed_cert_timestamps, expect_signed_cert_timestamps;
     const char *unimplemented; /* the first flag qtls cannot honour */
 };
 
-enum kind { K_BOOL, K_INT, K_STR, K_B64, K_U64 };
+enum kind { K_BOOL, K_INT, K_STR, K_B64, K_U64, K_INTS };
 /* FLAG_OK: implemented. FLAG_NO: qtls has no such feature: exit 89 if given. */
 enum support { FLAG_OK, FLAG_NO };
 
@@ -135,6 +160,7 @@ struct flag {
 #define I(n, f) {n, K_INT, offsetof(struct config, f), FLAG_OK}
 #define S(n, f) {n, K_STR, offsetof(struct config, f), FLAG_OK}
 #define X(n, f) {n, K_B64, offsetof(struct config, f), FLAG_OK}
+#define L(n, f) {n, K_INTS, offsetof(struct config, f), FLAG_OK}
 #define NOB(n) {n, K_BOOL, 0, FLAG_NO}
 #define NOP(n) {n, K_STR, 0, FLAG_NO}
 
@@ -217,8 +243,43 @@ static const struct flag flags[] = {
        certificate after one retry, as BoringSSL's CertCallback. Its private-key, custom-verify
        and early-callback retries have no OpenSSL form, so *-Async tests pause only there. */
     B("-async", async),
+    /* TLS over TCP */
+    B("-key-update", key_update),         /* SSL_key_update after each read (QUIC: none) */
+    B("-peek-then-read", peek_then_read), /* SSL_peek, SSL_peek again, then SSL_read */
+    B("-check-close-notify", check_close_notify), /* no quiet shutdown */
+    B("-implicit-handshake", implicit_handshake), /* SSL_read / SSL_write run the handshake */
+    B("-no-op-extra-handshake", no_op_extra_handshake), /* SSL_do_handshake once more: 1 */
+    B("-server-preference", server_preference), /* SSL_OP_CIPHER_SERVER_PREFERENCE */
+    B("-fail-cert-callback", fail_cert_callback), /* the SSL_set_cert_cb callback fails */
+    B("-no-tls1", no_tls1), B("-no-tls11", no_tls11), B("-no-tls12", no_tls12), /* SSL_OP_NO_* */
+    B("-no-ticket", no_ticket),               /* SSL_OP_NO_TICKET */
+    L("-curves", curves),                     /* SSL_set1_groups, by TLS group ID */
+    I("-expect-curve-id", expect_curve_id),   /* SSL_get_negotiated_group */
+    L("-signing-prefs", signing_prefs),       /* SSL_set1_(client_)sigalgs_list */
+    L("-verify-prefs", verify_prefs),
+    /* SSL_get_peer_signature_type_nid and SSL_get_peer_signature_nid, as a TLS code point */
+    I("-expect-peer-signature-algorithm", expect_peer_signature_algorithm),
+    I("-expect-cipher", expect_cipher),       /* SSL_CIPHER_get_protocol_id */
+    /* BoringSSL's suite choice by AES hardware: the shim asks the CPU (x86's AES-NI). */
+    I("-expect-cipher-aes", expect_cipher_aes),
+    I("-expect-cipher-no-aes", expect_cipher_no_aes),
+    /* -async: SSL_write leaves "hello" unfinished (one byte through), SSL_read, then the retry */
+    B("-read-with-unfinished-write", read_with_unfinished_write),
+    /* BoringSSL's SSL_get_traffic_secrets: from the keylog callback's *_TRAFFIC_SECRET_0 */
+    B("-export-traffic-secrets", export_traffic_secrets),
+    /* TLS 1.2 in BoringSSL: TLS 1.3 always enforces the RSA key usage, so a no-op here */
+    B("-enforce-rsa-key-usage", enforce_rsa_key_usage),
+    I("-max-cert-list", max_cert_list),       /* SSL_CTX_set_max_cert_list */
+    /* NPN (TLS 1.2): OpenSSL's callbacks, which a TLS 1.3 connection must not use */
+    S("-advertise-npn", advertise_npn),       /* SSL_CTX_set_next_protos_advertised_cb */
+    S("-select-next-proto", select_next_proto), /* SSL_CTX_set_next_proto_select_cb */
+    S("-expect-next-proto", expect_next_proto), /* SSL_get0_next_proto_negotiated */
+    /* SSL_CTX_set_client_CA_list (hex DER names, ',' between; <NULL>, <EMPTY>), and the
+       client's SSL_get_client_CA_list after the handshake */
+    S("-use-client-ca-list", use_client_ca_list),
+    S("-expect-client-ca-list", expect_client_ca_list),
 
-    /* Not TLS 1.3 over QUIC, or not something qtls does. */
+    /* Not TLS 1.3, or not something qtls does. */
     NOB("-dtls"),                     /* DTLS */
     NOB("-handoff"),                  /* split handshakes */
     NOB("-handshake-hints"),          /* split handshakes */
@@ -226,7 +287,6 @@ static const struct flag flags[] = {
     NOB("-handshaker-resume"),        /* split handshakes */
     NOP("-handshaker-path"),          /* split handshakes */
     NOB("-no-tls13"),                 /* TLS <= 1.2 */
-    NOB("-no-tls12"), NOB("-no-tls11"), NOB("-no-tls1"),
     NOB("-fallback-scsv"),            /* TLS <= 1.2 */
     NOB("-false-start"),              /* TLS <= 1.2 */
     NOB("-allow-false-start-without-alpn"),
@@ -237,10 +297,8 @@ static const struct flag flags[] = {
     NOB("-expect-no-secure-renegotiation"),
     NOB("-tls-unique"),               /* TLS <= 1.2 */
     NOB("-cbc-record-splitting"), NOB("-write-different-record-sizes"),
-    NOB("-partial-write"), NOB("-read-with-unfinished-write"), NOB("-peek-then-read"),
+    NOB("-partial-write"),
     NOP("-max-send-fragment"), NOP("-mtu"), NOP("-initial-timeout-duration-ms"),
-    NOB("-key-update"),               /* KeyUpdate is forbidden in QUIC */
-    NOB("-export-traffic-secrets"),   /* BoringSSL's SSL_get_traffic_secrets */
     NOB("-use-exporter-between-reads"),
     NOP("-psk"), NOP("-psk-identity"), /* external (TLS 1.2) PSK */
     NOB("-enable-ech-grease"), NOP("-ech-server-config"), NOP("-ech-server-key"),
@@ -251,25 +309,20 @@ static const struct flag flags[] = {
     NOB("-defer-alps"),               /* ALPS */
     NOP("-expect-channel-id"), NOB("-enable-channel-id"), NOP("-send-channel-id"),
     NOB("-verify-peer-if-no-obc"),    /* Channel ID */
-    NOP("-advertise-npn"), NOP("-expect-next-proto"), NOP("-select-next-proto"), /* NPN */
     NOB("-install-cert-compression-algs"), NOP("-install-one-cert-compression-alg"),
     NOP("-delegated-credential"), NOB("-expect-delegated-credential-used"),
     NOB("-permute-extensions"),       /* BoringSSL ClientHello shaping */
     NOB("-allow-unknown-alpn-protos"), /* BoringSSL's SSL_CTX_set_allow_unknown_alpn_protos */
     NOB("-use-early-callback"), NOB("-fail-early-callback"), /* BoringSSL's select_certificate_cb */
     NOB("-install-ddos-callback"), NOB("-fail-ddos-callback"),
-    NOB("-fail-cert-callback"),       /* SSL_set_cert_cb */
-    NOP("-expect-certificate-types"), NOP("-use-client-ca-list"), NOP("-expect-client-ca-list"),
-    NOP("-signing-prefs"), NOP("-verify-prefs"), NOP("-expect-peer-verify-pref"),
-    NOP("-curves"), NOP("-expect-curve-id"), NOP("-expect-peer-signature-algorithm"),
-    NOP("-expect-cipher-aes"), NOP("-expect-cipher-no-aes"), NOP("-expect-cipher"),
-    NOP("-ticket-key"), NOB("-no-ticket"), NOP("-expect-ticket-age-skew"),
+    NOP("-expect-certificate-types"),
+    NOP("-expect-peer-verify-pref"),
+    NOP("-ticket-key"), NOP("-expect-ticket-age-skew"),
     NOP("-resumption-delay"),         /* BoringSSL's clock override */
     NOB("-retain-only-sha256-client-cert"), NOB("-expect-sha256-client-cert"),
-    NOB("-enforce-rsa-key-usage"), NOB("-jdk11-workaround"), NOB("-server-preference"),
+    NOB("-jdk11-workaround"),
     NOP("-expect-msg-callback"),      /* BoringSSL's message-callback trace format */
-    NOB("-implicit-handshake"), NOB("-handshake-never-done"), NOB("-handshake-twice"),
-    NOB("-no-op-extra-handshake"), NOB("-check-close-notify"),
+    NOB("-handshake-never-done"), NOB("-handshake-twice"),
     NOP("-expect-late-alpn"), NOP("-early-write-after-message"), NOB("-wait-for-debugger"),
     NOP("-write-settings"),           /* BoringSSL's handshake-settings transcripts */
 };
@@ -340,6 +393,16 @@ static int set_value(struct config *c, const struct flag *f, const char *param)
     case K_STR:
         *(const char **)(base + f->off) = param;
         return 1;
+    case K_INTS: {
+        struct intlist *l = (struct intlist *)(base + f->off);
+        char *end;
+        errno = 0;
+        long v = strtol(param, &end, 10);
+        if (errno != 0 || *end != '\0' || end == param || l->n == sizeof(l->v) / sizeof(l->v[0]))
+            return 0;
+        l->v[l->n++] = (int)v;
+        return 1;
+    }
     case K_B64:
         return b64_decode(param, (struct blob *)(base + f->off));
     }
@@ -431,6 +494,12 @@ struct level_keys {
     int set;
 };
 
+/* The first bytes the runner sent, where its hello is (version_refused()). */
+struct runner_bytes {
+    uint8_t rx[16384];
+    size_t rx_len;
+};
+
 /* A byte stream of handshake messages at the initial level, to spot a HelloRetryRequest. */
 struct msg_stream {
     uint8_t *buf;
@@ -445,11 +514,15 @@ struct conn {
     int in_retry;                /* verification has moved to retry_cfg */
     int new_session_at_handshake; /* got_new_session when the handshake completed */
     int fd;
+    int tcp;                     /* TLS over TCP: the socket is qtls's transport */
+    struct async_quota *quota;   /* TCP with -async: the quotas of the async BIO */
+    struct runner_bytes runner_bytes; /* TCP: what the runner sent first */
     SSL *ssl;
     struct level_keys rd[NUM_LEVELS], wr[NUM_LEVELS];
     struct msg_stream initial_in, initial_out;
     int saw_hrr;
     int early_written;           /* client: the 0-RTT "hello" went out */
+    size_t early_len;            /* TCP client: how much of it (at most the ticket's limit) */
     int alpn_select_done;
     int ticket_decrypt_done;
     int cert_ready;              /* -async: the certificate callback may now install the pair */
@@ -461,6 +534,9 @@ struct conn {
     uint8_t *pending;
     size_t pending_len, pending_off;
     char failure[512];           /* why the shim itself gave up, printed on failure */
+    const char *setup_unimplemented; /* new_ssl met a configuration qtls cannot take */
+    uint8_t traffic_secret[2][64]; /* -export-traffic-secrets: client's, server's (keylog) */
+    size_t traffic_secret_len[2];
 };
 
 
@@ -723,6 +799,427 @@ static const SSL_QUIC_METHOD quictls_method = {
 };
 
 /* ------------------------------------------------------------------ */
+/* TLS over TCP: the socket as qtls's transport                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * -async over TCP: BoringSSL's AsyncBio, a filter BIO on the socket BIO that lets bytes through
+ * only as the shim allows them: after each want-read or want-write, one more byte on that side.
+ * qtls's record layer then meets a short read or write at every byte of the handshake.
+ */
+struct async_quota {
+    size_t read, write;
+    int enforce_write;
+};
+
+static int async_bio_write(BIO *b, const char *in, int inl)
+{
+    struct async_quota *q = BIO_get_data(b);
+    BIO *next = BIO_next(b);
+    if (q == NULL || next == NULL)
+        return 0;
+    if (!q->enforce_write)
+        return BIO_write(next, in, inl);
+    BIO_clear_retry_flags(b);
+    if (q->write == 0) {
+        BIO_set_retry_write(b);
+        errno = EAGAIN;
+        return -1;
+    }
+    if ((size_t)inl > q->write)
+        inl = (int)q->write;
+    int ret = BIO_write(next, in, inl);
+    if (ret <= 0)
+        BIO_copy_next_retry(b);
+    else
+        q->write -= (size_t)ret;
+    return ret;
+}
+
+static int async_bio_read(BIO *b, char *out, int outl)
+{
+    struct async_quota *q = BIO_get_data(b);
+    BIO *next = BIO_next(b);
+    if (q == NULL || next == NULL)
+        return 0;
+    BIO_clear_retry_flags(b);
+    if (q->read == 0) {
+        BIO_set_retry_read(b);
+        errno = EAGAIN;
+        return -1;
+    }
+    if ((size_t)outl > q->read)
+        outl = (int)q->read;
+    int ret = BIO_read(next, out, outl);
+    if (ret <= 0)
+        BIO_copy_next_retry(b);
+    else
+        q->read -= (size_t)ret;
+    return ret;
+}
+
+static long async_bio_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+    BIO *next = BIO_next(b);
+    if (next == NULL)
+        return 0;
+    BIO_clear_retry_flags(b);
+    long ret = BIO_ctrl(next, cmd, num, ptr);
+    BIO_copy_next_retry(b);
+    return ret;
+}
+
+static int async_bio_create(BIO *b)
+{
+    struct async_quota *q = calloc(1, sizeof(*q));
+    if (q == NULL)
+        return 0;
+    q->enforce_write = 1;
+    BIO_set_data(b, q);
+    BIO_set_init(b, 1);
+    return 1;
+}
+
+static int async_bio_destroy(BIO *b)
+{
+    free(BIO_get_data(b));
+    BIO_set_data(b, NULL);
+    BIO_set_init(b, 0);
+    return 1;
+}
+
+static BIO *async_bio_new(void)
+{
+    static BIO_METHOD *method;
+    if (method == NULL) {
+        method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_FILTER, "async bio");
+        if (method == NULL || !BIO_meth_set_write(method, async_bio_write) ||
+            !BIO_meth_set_read(method, async_bio_read) ||
+            !BIO_meth_set_ctrl(method, async_bio_ctrl) ||
+            !BIO_meth_set_create(method, async_bio_create) ||
+            !BIO_meth_set_destroy(method, async_bio_destroy))
+            return NULL;
+    }
+    return BIO_new(method);
+}
+
+/* The socket BIO's callback: keeps the first bytes read from the runner. */
+static long record_runner_bytes(BIO *b, int oper, const char *argp, size_t len, int argi,
+                                long argl, int ret, size_t *processed)
+{
+    (void)len;
+    (void)argi;
+    (void)argl;
+    struct runner_bytes *rb = (struct runner_bytes *)BIO_get_callback_arg(b);
+    if (rb != NULL && oper == (BIO_CB_READ | BIO_CB_RETURN) && ret > 0 && processed != NULL) {
+        size_t room = sizeof(rb->rx) - rb->rx_len, n = *processed < room ? *processed : room;
+        memcpy(rb->rx + rb->rx_len, argp, n);
+        rb->rx_len += n;
+    }
+    return ret;
+}
+
+/*
+ * Attaches the socket to the connection: SSL_set_fd, or with -async a socket BIO under the
+ * async BIO (SSL_set_bio). The socket BIO keeps what the runner sends first.
+ */
+static int tcp_attach(struct conn *c)
+{
+    BIO *sock;
+    if (!c->cfg->async) {
+        if (!SSL_set_fd(c->ssl, c->fd) || (sock = SSL_get_rbio(c->ssl)) == NULL)
+            return 0;
+    } else {
+        BIO *a = async_bio_new();
+        sock = BIO_new_socket(c->fd, BIO_NOCLOSE);
+        if (sock == NULL || a == NULL) {
+            BIO_free(sock);
+            BIO_free(a);
+            return 0;
+        }
+        c->quota = BIO_get_data(a);
+        BIO *bio = BIO_push(a, sock);
+        SSL_set_bio(c->ssl, bio, bio);
+    }
+    BIO_set_callback_arg(sock, (char *)&c->runner_bytes);
+    BIO_set_callback_ex(sock, record_runner_bytes);
+    return 1;
+}
+
+/*
+ * The highest version the runner's first hello names: a ClientHello's supported_versions (or
+ * legacy_version), a ServerHello's selected version (or legacy_version). 0 if there is none.
+ */
+static int runner_hello_version(const struct runner_bytes *q)
+{
+    /* The first handshake message, out of the plaintext records at the start. */
+    uint8_t msg[8192];
+    size_t n = 0, off = 0;
+    while (off + 5 <= q->rx_len && q->rx[off] != 22)
+        off += 5 + (q->rx[off + 3] << 8 | q->rx[off + 4]); /* a change_cipher_spec, an alert */
+    while (off + 5 <= q->rx_len && q->rx[off] == 22) {
+        size_t len = q->rx[off + 3] << 8 | q->rx[off + 4];
+        size_t have = q->rx_len - off - 5 < len ? q->rx_len - off - 5 : len;
+        if (n + have > sizeof(msg))
+            have = sizeof(msg) - n;
+        memcpy(msg + n, q->rx + off + 5, have);
+        n += have;
+        off += 5 + len;
+        if (n >= 4 && n >= 4 + (size_t)(msg[1] << 16 | msg[2] << 8 | msg[3]))
+            break;
+    }
+    if (n < 4 + 2 + 32 + 1 || (msg[0] != 1 && msg[0] != 2))
+        return 0;
+    int client_hello = msg[0] == 1;
+    size_t end = 4 + (size_t)(msg[1] << 16 | msg[2] << 8 | msg[3]);
+    if (end > n)
+        end = n;
+    /* Without supported_versions, a hello negotiates at most TLS 1.2 (RFC 8446 §4.2.1). */
+    int version = msg[4] << 8 | msg[5];
+    if (version > TLS1_2_VERSION)
+        version = TLS1_2_VERSION;
+    size_t p = 4 + 2 + 32;
+    p += 1 + msg[p]; /* session id */
+    if (client_hello) {
+        if (p + 2 > end)
+            return version;
+        p += 2 + (msg[p] << 8 | msg[p + 1]); /* cipher suites */
+        if (p + 1 > end)
+            return version;
+        p += 1 + msg[p]; /* compression methods */
+    } else {
+        p += 3; /* cipher suite, compression method */
+    }
+    if (p + 2 > end)
+        return version;
+    size_t ext_end = p + 2 + (msg[p] << 8 | msg[p + 1]);
+    if (ext_end > end)
+        ext_end = end;
+    for (p += 2; p + 4 <= ext_end;) {
+        int type = msg[p] << 8 | msg[p + 1];
+        size_t len = msg[p + 2] << 8 | msg[p + 3];
+        p += 4;
+        if (p + len > ext_end)
+            break;
+        if (type == 43 /* supported_versions */) {
+            if (!client_hello)
+                return len == 2 ? msg[p] << 8 | msg[p + 1] : version;
+            int best = 0;
+            size_t list = len > 0 ? msg[p] : 0;
+            for (size_t i = 1; i + 2 <= 1 + list && i + 2 <= len; i += 2) {
+                int v = msg[p + i] << 8 | msg[p + i + 1];
+                if (v >= SSL3_VERSION && v <= TLS1_3_VERSION && v > best)
+                    best = v;
+            }
+            return best != 0 ? best : version;
+        }
+        p += len;
+    }
+    return version;
+}
+
+/*
+ * BoringSSL's RetryAsync: after a call that did not finish, whether to call again. Only -async
+ * retries: a want-read or want-write lets one more byte through, a paused certificate callback
+ * may go on. A blocking socket never wants either.
+ */
+static int retry_async(struct conn *c, int ret)
+{
+    if (ret > 0 || !c->cfg->async)
+        return 0;
+    switch (SSL_get_error(c->ssl, ret)) {
+    case SSL_ERROR_WANT_READ:
+        if (c->quota == NULL)
+            return 0;
+        c->quota->read++;
+        return 1;
+    case SSL_ERROR_WANT_WRITE:
+        if (c->quota == NULL)
+            return 0;
+        c->quota->write++;
+        return 1;
+    case SSL_ERROR_WANT_X509_LOOKUP:
+        if (c->cert_ready)
+            return 0;
+        c->cert_ready = 1;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* BoringSSL's WriteAll: SSL_write until all of it went, resolving the retries. */
+static int tcp_write_all(struct conn *c, const uint8_t *p, size_t n)
+{
+    int ret;
+    do {
+        ret = SSL_write(c->ssl, p, (int)n);
+        if (ret > 0) {
+            p += ret;
+            n -= (size_t)ret;
+        }
+    } while (retry_async(c, ret) || (ret > 0 && n > 0));
+    if (ret <= 0)
+        fail_note(c, "SSL_write failed (SSL_get_error %d)", SSL_get_error(c->ssl, ret));
+    return ret > 0;
+}
+
+/*
+ * BoringSSL's DoRead: SSL_read (or SSL_peek then SSL_read with -peek-then-read), the write
+ * quota lifted meanwhile (a read may answer a KeyUpdate). Returns the SSL_read result.
+ */
+static int tcp_read(struct conn *c, uint8_t *out, size_t max)
+{
+    int ret;
+    do {
+        if (c->quota != NULL)
+            c->quota->enforce_write = 0;
+        ret = c->cfg->peek_then_read ? SSL_peek(c->ssl, out, (int)max)
+                                     : SSL_read(c->ssl, out, (int)max);
+        if (c->quota != NULL)
+            c->quota->enforce_write = 1;
+    } while (retry_async(c, ret));
+    if (c->cfg->peek_then_read && ret > 0) {
+        uint8_t *again = malloc((size_t)ret);
+        if (again == NULL)
+            return -1;
+        /* A second SSL_peek gives the same data; SSL_read then gives it once more and takes it. */
+        int r2 = SSL_peek(c->ssl, again, ret);
+        if (r2 != ret || memcmp(again, out, (size_t)ret) != 0) {
+            fail_note(c, "First and second SSL_peek did not match.");
+            free(again);
+            return -1;
+        }
+        r2 = SSL_read(c->ssl, again, ret);
+        if (r2 != ret || memcmp(again, out, (size_t)ret) != 0) {
+            fail_note(c, "SSL_peek and SSL_read did not match.");
+            free(again);
+            return -1;
+        }
+        free(again);
+    }
+    return ret;
+}
+
+/* The message callback: a HelloRetryRequest sent or received (-expect-hrr, -expect-no-hrr). */
+static void tcp_msg_cb(int write_p, int version, int content_type, const void *buf, size_t len,
+                       SSL *ssl, void *arg)
+{
+    (void)write_p;
+    (void)version;
+    (void)arg;
+    const uint8_t *p = buf;
+    struct conn *c = conn_of(ssl);
+    if (c == NULL || content_type != SSL3_RT_HANDSHAKE || len < 4 + 2 + 32)
+        return;
+    if (p[0] == 2 /* ServerHello */ && memcmp(p + 4 + 2, hrr_random, 32) == 0)
+        c->saw_hrr = 1;
+}
+
+/*
+ * Server with -enable-early-data: OpenSSL's way to accept 0-RTT is to read it with
+ * SSL_read_early_data, and to answer it before the handshake completes (half-RTT data, which
+ * the runner waits for) with SSL_write_early_data. Returns 1, or 0 on failure.
+ */
+static int tcp_server_early_data(struct conn *c)
+{
+    uint8_t buf[16384];
+    for (;;) {
+        size_t n = 0;
+        int r = SSL_read_early_data(c->ssl, buf, sizeof(buf), &n);
+        if (r == SSL_READ_EARLY_DATA_FINISH)
+            return 1;
+        if (r == SSL_READ_EARLY_DATA_ERROR) {
+            if (retry_async(c, -1))
+                continue;
+            return 0;
+        }
+        if (c->cfg->expect_reject_early_data) {
+            fail_note(c, "qtls accepted early data (SSL_read_early_data) when the test expects "
+                         "a rejection");
+            return 0;
+        }
+        for (size_t i = 0; i < n; i++)
+            buf[i] ^= 0xff;
+        size_t off = 0;
+        while (off < n) {
+            size_t w = 0;
+            int ok = SSL_write_early_data(c->ssl, buf + off, n - off, &w);
+            if (ok <= 0) {
+                if (retry_async(c, -1))
+                    continue;
+                fail_note(c, "SSL_write_early_data (server, half-RTT data) failed");
+                return 0;
+            }
+            off += w;
+        }
+    }
+}
+
+/*
+ * Client resuming with -enable-early-data and a ticket that allows 0-RTT (BoringSSL's client
+ * then offers it by itself): an OpenSSL client offers early data by writing it with
+ * SSL_write_early_data, -shim-writes-first's "hello", or nothing (zero bytes: the offer alone).
+ * qtls may decline in that call (the session cannot carry 0-RTT with this configuration, an
+ * ALPN mismatch): the ClientHello then went out without it, and the handshake goes on.
+ * Returns 1, or 0 on failure.
+ */
+static int tcp_client_early_data(struct conn *c, SSL_SESSION *offer)
+{
+    if (c->cfg->is_server || !c->is_resume || !c->cfg->enable_early_data || offer == NULL ||
+        SSL_SESSION_get_max_early_data(offer) == 0)
+        return 1;
+    static const char hello[] = "hello";
+    /* BoringSSL writes what the ticket allows as early data, the rest after the handshake. */
+    size_t n = c->cfg->shim_writes_first ? 5 : 0, w = 0;
+    if (n > SSL_SESSION_get_max_early_data(offer))
+        n = SSL_SESSION_get_max_early_data(offer);
+    int ok;
+    do {
+        ok = SSL_write_early_data(c->ssl, hello, n, &w);
+    } while (ok <= 0 && retry_async(c, -1));
+    if (ok <= 0) {
+        unsigned long e = ERR_peek_last_error();
+        if (SSL_in_before(c->ssl) || (ERR_GET_REASON(e) != SSL_R_INCONSISTENT_EARLY_DATA_ALPN &&
+                                      ERR_GET_REASON(e) != ERR_R_SHOULD_NOT_HAVE_BEEN_CALLED)) {
+            fail_note(c, "SSL_write_early_data failed");
+            return 0;
+        }
+        ERR_clear_error(); /* declined: no 0-RTT in this ClientHello */
+        return 1;
+    }
+    if (c->cfg->expect_no_offer_early_data) {
+        fail_note(c, "Client unexpectedly offered early data.");
+        return 0;
+    }
+    if (w != n) {
+        fail_note(c, "SSL_write_early_data wrote %zu bytes of %zu", w, n);
+        return 0;
+    }
+    c->early_written = n > 0;
+    c->early_len = n;
+    return 1;
+}
+
+/* The handshake over TCP, early data first where it applies. */
+static int tcp_handshake(struct conn *c, SSL_SESSION *offer)
+{
+    if (c->cfg->is_server && c->cfg->enable_early_data) {
+        if (!tcp_server_early_data(c))
+            return 0;
+    } else if (!tcp_client_early_data(c, offer)) {
+        return 0;
+    }
+    if (c->cfg->implicit_handshake)
+        return 1; /* SSL_read or SSL_write runs it */
+    int ret;
+    do {
+        ret = SSL_do_handshake(c->ssl);
+    } while (retry_async(c, ret));
+    return ret == 1;
+}
+
+/* ------------------------------------------------------------------ */
 /* Callbacks                                                           */
 /* ------------------------------------------------------------------ */
 
@@ -908,6 +1405,8 @@ static int async_cert_cb(SSL *ssl, void *arg)
 {
     struct conn *c = conn_of(ssl);
     const struct config *cfg = c->cfg;
+    if (cfg->fail_cert_callback)
+        return 0;
     if (!c->cert_ready)
         return -1;
     if (cfg->cert_file != NULL && SSL_use_certificate_chain_file(ssl, cfg->cert_file) != 1)
@@ -976,6 +1475,192 @@ static int status_cb(SSL *ssl, void *arg)
 /* Setup                                                               */
 /* ------------------------------------------------------------------ */
 
+/*
+ * BoringSSL's default verify preferences (kVerifySignatureAlgorithms, less what TLS 1.3 cannot
+ * use): no Ed25519, no P-521. Over TCP the shim gives them to qtls when a test sets none, as
+ * the tests of defaults expect (a peer that signs with another scheme is refused). A client's
+ * own signatures keep every scheme (its client_sigalgs).
+ */
+#define BORINGSSL_VERIFY_DEFAULT                                                                 \
+    "ecdsa_secp256r1_sha256:rsa_pss_rsae_sha256:ecdsa_secp384r1_sha384:rsa_pss_rsae_sha384:"     \
+    "rsa_pss_rsae_sha512"
+#define QTLS_SIGN_ALL                                                                            \
+    "ecdsa_secp256r1_sha256:rsa_pss_rsae_sha256:ecdsa_secp384r1_sha384:rsa_pss_rsae_sha384:"     \
+    "ecdsa_secp521r1_sha512:rsa_pss_rsae_sha512:ed25519:ed448:rsa_pss_pss_sha256:"                \
+    "rsa_pss_pss_sha384:rsa_pss_pss_sha512"
+
+/* -use-client-ca-list, -expect-client-ca-list: DER names in hex, ',' between (BoringSSL's). */
+static STACK_OF(X509_NAME) *decode_hex_names(const char *hex)
+{
+    STACK_OF(X509_NAME) *names = sk_X509_NAME_new_null();
+    while (names != NULL && *hex != '\0') {
+        const char *end = strchr(hex, ',');
+        size_t n = end != NULL ? (size_t)(end - hex) : strlen(hex);
+        uint8_t der[1024];
+        size_t len = n / 2;
+        X509_NAME *name = NULL;
+        int ok = n % 2 == 0 && len <= sizeof(der);
+        for (size_t i = 0; ok && i < len; i++) {
+            unsigned v;
+            ok = sscanf(hex + 2 * i, "%2x", &v) == 1;
+            der[i] = (uint8_t)v;
+        }
+        const unsigned char *p = der;
+        if (ok)
+            name = d2i_X509_NAME(NULL, &p, (long)len);
+        if (name == NULL || p != der + len || !sk_X509_NAME_push(names, name)) {
+            X509_NAME_free(name);
+            sk_X509_NAME_pop_free(names, X509_NAME_free);
+            return NULL;
+        }
+        hex += n + (end != NULL);
+    }
+    return names;
+}
+
+/* NPN's callbacks (BoringSSL's NextProtosAdvertisedCallback, NextProtoSelectCallback). */
+static int npn_advertised_cb(SSL *ssl, const unsigned char **out, unsigned int *outlen, void *arg)
+{
+    (void)arg;
+    const struct config *cfg = conn_of(ssl)->cfg;
+    if (cfg->advertise_npn == NULL)
+        return SSL_TLSEXT_ERR_NOACK;
+    *out = (const unsigned char *)cfg->advertise_npn;
+    *outlen = (unsigned int)strlen(cfg->advertise_npn);
+    return SSL_TLSEXT_ERR_OK;
+}
+
+static int npn_select_cb(SSL *ssl, unsigned char **out, unsigned char *outlen,
+                         const unsigned char *in, unsigned int inlen, void *arg)
+{
+    (void)in;
+    (void)inlen;
+    (void)arg;
+    const struct config *cfg = conn_of(ssl)->cfg;
+    *out = (unsigned char *)cfg->select_next_proto;
+    *outlen = (unsigned char)strlen(cfg->select_next_proto);
+    return SSL_TLSEXT_ERR_OK;
+}
+
+/* BoringSSL's EVP_has_aes_hardware, for -expect-cipher-aes / -expect-cipher-no-aes. */
+static int has_aes_hardware(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("aes");
+#else
+    return 0;
+#endif
+}
+
+/* -export-traffic-secrets: the application traffic secrets, as the keylog callback names them. */
+static void keylog_cb(const SSL *ssl, const char *line)
+{
+    struct conn *c = conn_of(ssl);
+    static const char *const labels[2] = {"CLIENT_TRAFFIC_SECRET_0 ", "SERVER_TRAFFIC_SECRET_0 "};
+    for (int i = 0; c != NULL && i < 2; i++) {
+        size_t l = strlen(labels[i]);
+        if (strncmp(line, labels[i], l) != 0)
+            continue;
+        const char *hex = strchr(line + l, ' '); /* past the client random */
+        if (hex == NULL)
+            return;
+        hex++;
+        size_t n = strlen(hex) / 2;
+        if (n > sizeof(c->traffic_secret[i]))
+            return;
+        for (size_t j = 0; j < n; j++) {
+            unsigned v;
+            if (sscanf(hex + 2 * j, "%2x", &v) != 1)
+                return;
+            c->traffic_secret[i][j] = (uint8_t)v;
+        }
+        c->traffic_secret_len[i] = n;
+    }
+}
+
+/* TLS group IDs (BoringSSL's SSL_CURVE_*) and the NIDs OpenSSL's API takes: the groups qtls
+   implements. The runner's others (P-224, P-521, CECPQ2) make the shim answer 89. */
+static const struct {
+    int id, nid;
+} groups[] = {
+    {23, NID_X9_62_prime256v1}, {24, NID_secp384r1}, {29, NID_X25519}, {30, NID_X448},
+};
+
+static int group_nid(int id)
+{
+    for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+        if (groups[i].id == id)
+            return groups[i].nid;
+    return NID_undef;
+}
+
+static int group_id(int nid)
+{
+    for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+        if (groups[i].nid == nid)
+            return groups[i].id;
+    return 0;
+}
+
+/* Signature schemes: the code point, OpenSSL's name, and what SSL_get_peer_signature_type_nid
+   and SSL_get_peer_signature_nid report for it. */
+static const struct {
+    int id;
+    const char *name;
+    int type_nid, hash_nid;
+} sigschemes[] = {
+    {0x0201, "rsa_pkcs1_sha1", EVP_PKEY_RSA, NID_sha1},
+    {0x0401, "rsa_pkcs1_sha256", EVP_PKEY_RSA, NID_sha256},
+    {0x0501, "rsa_pkcs1_sha384", EVP_PKEY_RSA, NID_sha384},
+    {0x0601, "rsa_pkcs1_sha512", EVP_PKEY_RSA, NID_sha512},
+    {0x0203, "ecdsa_sha1", EVP_PKEY_EC, NID_sha1},
+    {0x0403, "ecdsa_secp256r1_sha256", EVP_PKEY_EC, NID_sha256},
+    {0x0503, "ecdsa_secp384r1_sha384", EVP_PKEY_EC, NID_sha384},
+    {0x0603, "ecdsa_secp521r1_sha512", EVP_PKEY_EC, NID_sha512},
+    {0x0804, "rsa_pss_rsae_sha256", EVP_PKEY_RSA_PSS, NID_sha256},
+    {0x0805, "rsa_pss_rsae_sha384", EVP_PKEY_RSA_PSS, NID_sha384},
+    {0x0806, "rsa_pss_rsae_sha512", EVP_PKEY_RSA_PSS, NID_sha512},
+    {0x0807, "ed25519", EVP_PKEY_ED25519, NID_undef},
+    {0x0808, "ed448", EVP_PKEY_ED448, NID_undef},
+    {0x0809, "rsa_pss_pss_sha256", EVP_PKEY_RSA_PSS, NID_sha256},
+    {0x080a, "rsa_pss_pss_sha384", EVP_PKEY_RSA_PSS, NID_sha384},
+    {0x080b, "rsa_pss_pss_sha512", EVP_PKEY_RSA_PSS, NID_sha512},
+};
+
+static const char *sigscheme_name(int id)
+{
+    for (size_t i = 0; i < sizeof(sigschemes) / sizeof(sigschemes[0]); i++)
+        if (sigschemes[i].id == id)
+            return sigschemes[i].name;
+    return NULL;
+}
+
+/* The first scheme with these NIDs (rsae before pss: the runner's RSA keys are rsaEncryption). */
+static int sigscheme_id(int type_nid, int hash_nid)
+{
+    for (size_t i = 0; i < sizeof(sigschemes) / sizeof(sigschemes[0]); i++)
+        if (sigschemes[i].type_nid == type_nid &&
+            (sigschemes[i].hash_nid == hash_nid || sigschemes[i].hash_nid == NID_undef))
+            return sigschemes[i].id;
+    return 0;
+}
+
+/* An OpenSSL sigalgs list ("rsa_pss_rsae_sha256:ed25519") from code points; 0 if one is unknown. */
+static int sigalgs_list(const struct intlist *l, char *out, size_t outlen)
+{
+    out[0] = '\0';
+    for (size_t i = 0; i < l->n; i++) {
+        const char *name = sigscheme_name(l->v[i]);
+        if (name == NULL || strlen(out) + strlen(name) + 2 > outlen)
+            return 0;
+        if (i > 0)
+            strcat(out, ":");
+        strcat(out, name);
+    }
+    return 1;
+}
+
 static int have_sessions(void)
 {
     return SSL_set_session != NULL && SSL_SESSION_free != NULL && SSL_session_reused != NULL &&
@@ -998,8 +1683,8 @@ static const char *blocker(const struct config *k, int is_resume)
         snprintf(why, sizeof(why), "flag %s", k->unimplemented);
         return why;
     }
-    if (!k->is_quic)
-        return "TLS over TCP / DTLS (qtls is QUIC-only)";
+    if (k->is_quic && (k->key_update || k->peek_then_read || k->check_close_notify))
+        return "a TCP-only flag in QUIC mode";
     if (is_resume && !have_sessions())
         return "session resumption (no SSL_set_session/SSL_session_reused in qtls yet)";
     if (is_resume && (k->expect_accept_early_data || k->expect_reject_early_data) &&
@@ -1013,9 +1698,56 @@ static const char *blocker(const struct config *k, int is_resume)
         return "sending an alert on demand (no SSL_send_fatal_alert)";
     if (k->srtp_profiles != NULL && SSL_set_tlsext_use_srtp == NULL)
         return "SRTP (no SSL_set_tlsext_use_srtp)";
-    if (k->shim_shuts_down)
+    for (size_t i = 0; i < k->curves.n; i++)
+        if (group_nid(k->curves.v[i]) == NID_undef) {
+            int id = k->curves.v[i];
+            snprintf(why, sizeof(why), "key exchange group %s, which qtls does not implement",
+                     id == 21 ? "P-224" : id == 25 ? "P-521" : id == 16696 ? "CECPQ2" : "?");
+            return why;
+        }
+    char list[512];
+    if (!sigalgs_list(&k->signing_prefs, list, sizeof(list)) ||
+        !sigalgs_list(&k->verify_prefs, list, sizeof(list)))
+        return "a signature scheme qtls does not know (-signing-prefs / -verify-prefs)";
+    if (k->is_quic && k->implicit_handshake)
+        return "flag -implicit-handshake";
+    if (k->is_quic && k->read_with_unfinished_write)
+        return "flag -read-with-unfinished-write";
+    if (k->is_quic && k->export_traffic_secrets)
+        return "flag -export-traffic-secrets";
+    if (!k->is_quic && k->max_version != 0 && k->max_version < TLS1_3_VERSION)
+        return TLS12_ONLY;
+    if (k->shim_shuts_down && k->is_quic)
         return "-shim-shuts-down (QUIC has no close_notify)";
     return NULL;
+}
+
+/*
+ * Over TCP, a handshake that failed because the runner speaks only TLS 1.0-1.2 in this test
+ * (qtls refused the version, or the runner refused qtls's TLS 1.3-only hello) needs TLS 1.2
+ * from qtls: 89, unless the test configured the shim to refuse those versions itself
+ * (-min-version TLS 1.3), which is what the test then checks.
+ */
+static int version_refused(const struct conn *c, const struct config *cfg)
+{
+    unsigned long first = ERR_peek_error();
+    if (cfg->is_quic || ERR_GET_LIB(first) != ERR_LIB_SSL ||
+        (ERR_GET_REASON(first) != SSL_R_UNSUPPORTED_PROTOCOL &&
+         ERR_GET_REASON(first) != SSL_R_TLSV1_ALERT_PROTOCOL_VERSION))
+        return 0;
+    /* The lowest version BoringSSL's shim would accept with these flags (TLS 1.0 by default). */
+    int min = cfg->min_version != 0 ? cfg->min_version : TLS1_VERSION;
+    if (min == TLS1_VERSION && cfg->no_tls1)
+        min = TLS1_1_VERSION;
+    if (min == TLS1_1_VERSION && cfg->no_tls11)
+        min = TLS1_2_VERSION;
+    if (min == TLS1_2_VERSION && cfg->no_tls12)
+        min = TLS1_3_VERSION;
+    /* The version the runner speaks; a runner that refused our hello speaks none of ours. */
+    int v = runner_hello_version(&c->runner_bytes);
+    if (v == 0 && !cfg->is_server)
+        v = TLS1_2_VERSION;
+    return v < TLS1_3_VERSION && v >= min;
 }
 
 /*
@@ -1039,8 +1771,7 @@ static SSL_CTX *setup_ctx(const struct config *cfg)
     SSL_CTX *ctx = SSL_CTX_new(cfg->is_server ? TLS_server_method() : TLS_client_method());
     if (ctx == NULL)
         return NULL;
-    const SSL_QUIC_METHOD *m = &quictls_method;
-    if (!SSL_CTX_set_quic_method(ctx, m))
+    if (cfg->is_quic && !SSL_CTX_set_quic_method(ctx, &quictls_method))
         goto err;
     /* With -use-old-client-cert-callback or -async the certificate comes from a callback. */
     int install = !cfg->use_old_client_cert_callback && !cfg->async;
@@ -1054,6 +1785,25 @@ static SSL_CTX *setup_ctx(const struct config *cfg)
         goto err;
     if (cfg->cipher != NULL && !SSL_CTX_set_cipher_list(ctx, cfg->cipher))
         goto err;
+    if (cfg->server_preference)
+        SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE);
+    if (cfg->max_cert_list > 0)
+        SSL_CTX_set_max_cert_list(ctx, cfg->max_cert_list);
+    if (cfg->advertise_npn != NULL)
+        SSL_CTX_set_next_protos_advertised_cb(ctx, npn_advertised_cb, NULL);
+    if (cfg->select_next_proto != NULL)
+        SSL_CTX_set_next_proto_select_cb(ctx, npn_select_cb, NULL);
+    if (cfg->export_traffic_secrets)
+        SSL_CTX_set_keylog_callback(ctx, keylog_cb);
+    if (cfg->use_client_ca_list != NULL) {
+        STACK_OF(X509_NAME) *names = NULL;
+        if (strcmp(cfg->use_client_ca_list, "<EMPTY>") == 0)
+            names = sk_X509_NAME_new_null();
+        else if (strcmp(cfg->use_client_ca_list, "<NULL>") != 0 &&
+                 (names = decode_hex_names(cfg->use_client_ca_list)) == NULL)
+            goto err;
+        SSL_CTX_set_client_CA_list(ctx, names);
+    }
     if (cfg->select_alpn != NULL || cfg->decline_alpn || cfg->reject_alpn ||
         cfg->select_empty_alpn || cfg->expect_advertised_alpn != NULL)
         SSL_CTX_set_alpn_select_cb(ctx, alpn_select_cb, NULL);
@@ -1096,6 +1846,59 @@ static SSL *new_ssl(SSL_CTX *ctx, struct conn *c, SSL_SESSION *session)
         return NULL;
     if (cfg->max_version != 0 && !SSL_set_max_proto_version(ssl, cfg->max_version))
         return NULL;
+    if (cfg->no_tls1)
+        SSL_set_options(ssl, SSL_OP_NO_TLSv1);
+    if (cfg->no_tls11)
+        SSL_set_options(ssl, SSL_OP_NO_TLSv1_1);
+    if (cfg->no_tls12)
+        SSL_set_options(ssl, SSL_OP_NO_TLSv1_2);
+    if (cfg->no_ticket)
+        SSL_set_options(ssl, SSL_OP_NO_TICKET);
+    if (cfg->curves.n > 0) {
+        int nids[32];
+        for (size_t i = 0; i < cfg->curves.n; i++)
+            nids[i] = group_nid(cfg->curves.v[i]);
+        if (!SSL_set1_groups(ssl, nids, (int)cfg->curves.n))
+            return NULL;
+    }
+    /*
+     * BoringSSL's signing and verify preferences, in OpenSSL's two lists (ssl/t1_lib.c's
+     * tls12_get_psigalgs): a client signs with client_sigalgs and offers sigalgs; a server
+     * signs with sigalgs and offers client_sigalgs in its CertificateRequest.
+     */
+    char list[512];
+    if (!cfg->is_quic && !cfg->is_server && cfg->verify_prefs.n == 0 &&
+        !SSL_set1_sigalgs_list(ssl, BORINGSSL_VERIFY_DEFAULT))
+        return NULL;
+    if (!cfg->is_quic && !cfg->is_server && cfg->signing_prefs.n == 0 &&
+        !SSL_set1_client_sigalgs_list(ssl, QTLS_SIGN_ALL))
+        return NULL;
+    if (!cfg->is_quic && cfg->is_server && cfg->verify_prefs.n == 0 &&
+        !SSL_set1_client_sigalgs_list(ssl, BORINGSSL_VERIFY_DEFAULT))
+        return NULL;
+    if (!cfg->is_quic && cfg->is_server)
+        SSL_set_grease_enabled(ssl, 1); /* BoringSSL's TLS 1.3 servers always GREASE */
+    if ((cfg->signing_prefs.n > 0 && sigalgs_list(&cfg->signing_prefs, list, sizeof(list)) &&
+         !(cfg->is_server ? SSL_set1_sigalgs_list(ssl, list)
+                          : SSL_set1_client_sigalgs_list(ssl, list))) ||
+        (cfg->verify_prefs.n > 0 && sigalgs_list(&cfg->verify_prefs, list, sizeof(list)) &&
+         !(cfg->is_server ? SSL_set1_client_sigalgs_list(ssl, list)
+                          : SSL_set1_sigalgs_list(ssl, list)))) {
+        /* qtls keeps what TLS 1.3 can sign with and refuses a list left empty (PKCS#1 v1.5,
+           SHA-1): BoringSSL takes it, so the test needs TLS 1.2 or a failed handshake. */
+        c->setup_unimplemented = "signature preferences of TLS 1.2 algorithms only (qtls refuses "
+                                 "a list with nothing TLS 1.3 can use)";
+        return NULL;
+    }
+    if (!cfg->is_quic) {
+        SSL_set_msg_callback(ssl, tcp_msg_cb);
+        if (!cfg->check_close_notify)
+            SSL_set_quiet_shutdown(ssl, 1);
+        /* BoringSSL's server accepts up to 14336 bytes of 0-RTT and says so in its tickets. */
+        if (cfg->is_server && cfg->enable_early_data &&
+            (!SSL_set_max_early_data(ssl, 14336) || !SSL_set_recv_max_early_data(ssl, 14336)))
+            return NULL;
+    }
     if (cfg->quic_use_legacy_codepoint != -1)
         SSL_set_quic_use_legacy_codepoint(ssl, cfg->quic_use_legacy_codepoint);
     if (cfg->quic_tp.set && !SSL_set_quic_transport_params(ssl, cfg->quic_tp.p, cfg->quic_tp.n))
@@ -1125,7 +1928,7 @@ static SSL *new_ssl(SSL_CTX *ctx, struct conn *c, SSL_SESSION *session)
         SSL_enable_signed_cert_timestamps(ssl);
     if (cfg->enable_grease)
         SSL_set_grease_enabled(ssl, 1);
-    if (cfg->async && !cfg->use_old_client_cert_callback)
+    if ((cfg->async || cfg->fail_cert_callback) && !cfg->use_old_client_cert_callback)
         SSL_set_cert_cb(ssl, async_cert_cb, NULL);
     if (cfg->signed_cert_timestamps.set &&
         !SSL_set_signed_cert_timestamp_list(ssl, cfg->signed_cert_timestamps.p,
@@ -1133,7 +1936,7 @@ static SSL *new_ssl(SSL_CTX *ctx, struct conn *c, SSL_SESSION *session)
         return NULL;
     if (cfg->srtp_profiles != NULL && SSL_set_tlsext_use_srtp(ssl, cfg->srtp_profiles) != 0)
         return NULL;
-    if (cfg->enable_early_data)
+    if (cfg->enable_early_data && cfg->is_quic)
         SSL_set_quic_early_data_enabled(ssl, 1);
     if (cfg->quic_early_data_context != NULL &&
         !SSL_set_quic_early_data_context(ssl, (const uint8_t *)cfg->quic_early_data_context,
@@ -1210,11 +2013,17 @@ static int write_app_data(struct conn *c, const uint8_t *p, size_t n)
     return write_record(c, level, RT_APP_DATA, p, n);
 }
 
+/* Application data out: the mock QUIC transport's record, or SSL_write over TCP. */
+static int app_write(struct conn *c, const uint8_t *p, size_t n)
+{
+    return c->tcp ? tcp_write_all(c, p, n) : write_app_data(c, p, n);
+}
+
 static int echo(struct conn *c, uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         p[i] ^= 0xff;
-    return write_app_data(c, p, n);
+    return app_write(c, p, n);
 }
 
 /*
@@ -1419,6 +2228,60 @@ static int check_handshake(struct conn *c)
         fail_note(c, "null cipher after handshake");
         return 0;
     }
+    int suite = SSL_CIPHER_get_protocol_id(SSL_get_current_cipher(ssl));
+    if (cfg->expect_cipher != 0 && suite != cfg->expect_cipher) {
+        fail_note(c, "Cipher ID was %04x, wanted %04x", suite, cfg->expect_cipher);
+        return 0;
+    }
+    int aes = has_aes_hardware();
+    if ((aes && cfg->expect_cipher_aes != 0 && suite != cfg->expect_cipher_aes) ||
+        (!aes && cfg->expect_cipher_no_aes != 0 && suite != cfg->expect_cipher_no_aes)) {
+        fail_note(c, "Cipher ID was %04x, wanted %04x (%s AES hardware)", suite,
+                  aes ? cfg->expect_cipher_aes : cfg->expect_cipher_no_aes, aes ? "has" : "no");
+        return 0;
+    }
+    if (cfg->expect_next_proto != NULL) {
+        const unsigned char *proto;
+        unsigned int len;
+        SSL_get0_next_proto_negotiated(ssl, &proto, &len);
+        if (len != strlen(cfg->expect_next_proto) ||
+            (len > 0 && memcmp(proto, cfg->expect_next_proto, len) != 0)) {
+            fail_note(c, "negotiated next proto mismatch");
+            return 0;
+        }
+    }
+    if (cfg->expect_client_ca_list != NULL) {
+        STACK_OF(X509_NAME) *want = decode_hex_names(cfg->expect_client_ca_list);
+        STACK_OF(X509_NAME) *got = SSL_get_client_CA_list(ssl);
+        int same = want != NULL && sk_X509_NAME_num(want) == sk_X509_NAME_num(got);
+        for (int i = 0; same && i < sk_X509_NAME_num(want); i++)
+            same = X509_NAME_cmp(sk_X509_NAME_value(want, i), sk_X509_NAME_value(got, i)) == 0;
+        sk_X509_NAME_pop_free(want, X509_NAME_free);
+        if (!same) {
+            fail_note(c, "names in CertificateRequest differ (%d received)", sk_X509_NAME_num(got));
+            return 0;
+        }
+    }
+    if (cfg->expect_curve_id != 0) {
+        int id = group_id(SSL_get_negotiated_group(ssl));
+        if (id != cfg->expect_curve_id) {
+            fail_note(c, "curve_id was %04x, wanted %04x", id, cfg->expect_curve_id);
+            return 0;
+        }
+    }
+    /* OpenSSL reports the signature of this handshake: a resumption has none (BoringSSL's
+       answers the session's). */
+    if (cfg->expect_peer_signature_algorithm != 0 && !(c->tcp && SSL_session_reused(ssl))) {
+        int type = NID_undef, hash = NID_undef;
+        SSL_get_peer_signature_type_nid(ssl, &type);
+        SSL_get_peer_signature_nid(ssl, &hash);
+        int id = sigscheme_id(type, hash);
+        if (id != cfg->expect_peer_signature_algorithm) {
+            fail_note(c, "Peer signature algorithm was %04x, wanted %04x.", id,
+                      cfg->expect_peer_signature_algorithm);
+            return 0;
+        }
+    }
     if (cfg->expect_version != 0 && SSL_version(ssl) != cfg->expect_version) {
         fail_note(c, "want version %04x, got %04x", cfg->expect_version, SSL_version(ssl));
         return 0;
@@ -1450,7 +2313,8 @@ static int check_handshake(struct conn *c)
     const unsigned char *alpn;
     unsigned int alpn_len;
     SSL_get0_alpn_selected(ssl, &alpn, &alpn_len);
-    if (alpn_len != strlen(want_alpn) || memcmp(alpn, want_alpn, alpn_len) != 0) {
+    if (alpn_len != strlen(want_alpn) ||
+        (alpn_len > 0 && memcmp(alpn, want_alpn, alpn_len) != 0)) {
         fail_note(c, "negotiated alpn proto mismatch (got '%.*s', want '%s')", (int)alpn_len,
                   alpn ? (const char *)alpn : "", want_alpn);
         return 0;
@@ -1580,10 +2444,20 @@ static int do_connection(SSL_CTX *ctx, const struct config *cfg, const struct co
         return 0;
     int ok = 0;
     if (new_ssl(ctx, &c, offer) == NULL) {
+        if (c.setup_unimplemented != NULL) {
+            unimplemented(c.setup_unimplemented);
+            ok = -1;
+            goto out;
+        }
         fail_note(&c, "setting up the SSL failed");
         goto out;
     }
-    if (!do_handshake(&c))
+    c.tcp = !cfg->is_quic;
+    if (c.tcp && !tcp_attach(&c)) {
+        fail_note(&c, "attaching the socket failed");
+        goto out;
+    }
+    if (!(c.tcp ? tcp_handshake(&c, offer) : do_handshake(&c)))
         goto out;
 
     /* A client whose 0-RTT was rejected goes on under the retry configuration. */
@@ -1592,7 +2466,10 @@ static int do_connection(SSL_CTX *ctx, const struct config *cfg, const struct co
             fail_note(&c, "0-RTT exchange unexpectedly succeeded.");
             goto out;
         }
-        if (!check_handshake(&c))
+        /* BoringSSL checks the resumption's expectations in its early state, before the
+           rejection; an OpenSSL client has no such state to show (its handshake is complete
+           now, under the retry's expectations), so over TCP only the retry's are checked. */
+        if (!c.tcp && !check_handshake(&c))
             goto out;
         /* BoringSSL's shim: reasons belong to the retry, the connection after the rejection. */
         if (cfg->expect_early_data_reason != NULL) {
@@ -1607,9 +2484,15 @@ static int do_connection(SSL_CTX *ctx, const struct config *cfg, const struct co
             goto out;
         }
         c.cfg = cfg = retry_cfg;
+        if (c.tcp)
+            c.early_written = 0; /* rejected: the retry writes anew */
     }
-    if (!check_handshake(&c))
+    if (!cfg->implicit_handshake && !check_handshake(&c))
         goto out;
+    if (c.tcp && cfg->no_op_extra_handshake && SSL_do_handshake(c.ssl) != 1) {
+        fail_note(&c, "Extra SSL_do_handshake was not a no-op.");
+        goto out;
+    }
 
     if (cfg->export_keying_material > 0) {
         size_t n = (size_t)cfg->export_keying_material;
@@ -1624,10 +2507,23 @@ static int do_connection(SSL_CTX *ctx, const struct config *cfg, const struct co
             free(km);
             goto out;
         }
-        int w = write_app_data(&c, km, n);
+        int w = app_write(&c, km, n);
         free(km);
         if (!w)
             goto out;
+    }
+
+    if (cfg->export_traffic_secrets) {
+        /* The runner reads a little-endian u16 length, the shim's read secret, its write one. */
+        int server = cfg->is_server;
+        size_t n = c.traffic_secret_len[0];
+        uint8_t len[2] = {(uint8_t)n, (uint8_t)(n >> 8)};
+        if (n == 0 || c.traffic_secret_len[1] != n || !app_write(&c, len, 2) ||
+            !app_write(&c, c.traffic_secret[server ? 0 : 1], n) ||
+            !app_write(&c, c.traffic_secret[server ? 1 : 0], n)) {
+            fail_note(&c, "failed to export traffic secrets");
+            goto out;
+        }
     }
 
     if (cfg->send_alert) {
@@ -1637,9 +2533,28 @@ static int do_connection(SSL_CTX *ctx, const struct config *cfg, const struct co
         goto out;
     }
 
+    /* BoringSSL's -read-with-unfinished-write: "hello" stays unfinished (one byte goes) while
+       the shim reads; the retry, same buffer, comes after the first read. */
+    static const char initial_write[] = "hello";
+    int pending_initial_write = 0;
+    if (c.tcp && cfg->read_with_unfinished_write) {
+        if (!cfg->async || c.quota == NULL) {
+            fail_note(&c, "-read-with-unfinished-write requires -async.");
+            goto out;
+        }
+        c.quota->write += 1;
+        int r = SSL_write(c.ssl, initial_write, 5);
+        if (SSL_get_error(c.ssl, r) != SSL_ERROR_WANT_WRITE) {
+            fail_note(&c, "Failed to leave unfinished write.");
+            goto out;
+        }
+        pending_initial_write = 1;
     /* Early data already carried the client's first write. */
-    if (cfg->shim_writes_first && !(is_resume && c.early_written)) {
-        if (!write_app_data(&c, (const uint8_t *)"hello", 5))
+    } else if (cfg->shim_writes_first && !(is_resume && c.early_written)) {
+        if (!app_write(&c, (const uint8_t *)"hello", 5))
+            goto out;
+    } else if (c.tcp && c.early_written && c.early_len < 5) {
+        if (!app_write(&c, (const uint8_t *)"hello" + c.early_len, 5 - c.early_len))
             goto out;
     }
     if (c.early_in_len > 0) {
@@ -1652,7 +2567,35 @@ static int do_connection(SSL_CTX *ctx, const struct config *cfg, const struct co
     uint8_t *buf = malloc(read_size);
     if (buf == NULL)
         goto out;
-    for (;;) {
+    for (; c.tcp && !cfg->shim_shuts_down;) {
+        /* BoringSSL's loop: stop at the peer's close_notify or at a bare EOF. */
+        int n = tcp_read(&c, buf, read_size);
+        int err = SSL_get_error(c.ssl, n);
+        if (err == SSL_ERROR_ZERO_RETURN || (n == 0 && err == SSL_ERROR_SYSCALL))
+            break;
+        if (err != SSL_ERROR_NONE || n <= 0) {
+            fail_note(&c, "SSL_read failed (SSL_get_error %d)", err);
+            free(buf);
+            goto out;
+        }
+        if (pending_initial_write) {
+            if (!tcp_write_all(&c, (const uint8_t *)initial_write, 5)) {
+                free(buf);
+                goto out;
+            }
+            pending_initial_write = 0;
+        }
+        if (cfg->key_update && !SSL_key_update(c.ssl, SSL_KEY_UPDATE_NOT_REQUESTED)) {
+            fail_note(&c, "SSL_key_update failed.");
+            free(buf);
+            goto out;
+        }
+        if (!echo(&c, buf, (size_t)n)) {
+            free(buf);
+            goto out;
+        }
+    }
+    for (; !c.tcp;) {
         long n = read_app_data(&c, buf, read_size);
         if (n == 0)
             break; /* the runner closed: done */
@@ -1688,8 +2631,33 @@ static int do_connection(SSL_CTX *ctx, const struct config *cfg, const struct co
         *out_session = c.new_session;
         c.new_session = NULL;
     }
+    if (c.tcp) {
+        /* Quiet unless -check-close-notify: then the shim that shuts down first gets 0 (its
+           close_notify went), then 1 (the runner's came). */
+        int r;
+        do {
+            r = SSL_shutdown(c.ssl);
+        } while (retry_async(&c, r));
+        if (cfg->shim_shuts_down && cfg->check_close_notify) {
+            if (r != 0) {
+                fail_note(&c, "Unexpected SSL_shutdown result: %d != 0", r);
+                goto out;
+            }
+            do {
+                r = SSL_shutdown(c.ssl);
+            } while (retry_async(&c, r));
+        }
+        if (r != 1) {
+            fail_note(&c, "Unexpected SSL_shutdown result: %d != 1", r);
+            goto out;
+        }
+    }
     ok = 1;
 out:
+    if (ok == 0 && c.tcp && version_refused(&c, cfg)) {
+        unimplemented(TLS12_ONLY);
+        ok = -1;
+    }
     if (ok == 0) {
         if (c.failure[0] != '\0')
             fprintf(stderr, "%s\n", c.failure);
