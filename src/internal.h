@@ -593,6 +593,7 @@ struct hs {
     size_t psk_binders_at;         /* client: in out, where the binders list begins ... */
     size_t psk_binder_at;          /* ... and where the one binder goes (§4.2.11.2) */
     int early_data_offered;        /* client: early_data sent */
+    uint8_t early_data_answered;   /* client: EncryptedExtensions took or refused it */
     int psk_dhe_ke;                /* server: the client allows psk_dhe_ke */
     const SSL_CIPHER *hrr_cipher;  /* client: the suite of the HelloRetryRequest */
     struct secret client_early;    /* client_early_traffic_secret */

@@ -496,7 +496,7 @@ static void tickets_without_max_early_data_do_not_offer_0rtt(void **state)
 static void early_data_reason_strings_are_boringssls(void **state)
 {
     (void)state;
-    assert_string_equal(SSL_early_data_reason_string(ssl_early_data_accepted), "accepted");
+    assert_string_equal(SSL_early_data_reason_string(ssl_early_data_accepted), "accept");
     assert_string_equal(SSL_early_data_reason_string(ssl_early_data_disabled), "disabled");
     assert_string_equal(SSL_early_data_reason_string(ssl_early_data_quic_parameter_mismatch),
                         "quic_parameter_mismatch");

@@ -416,8 +416,9 @@ int tcp_shutdown(SSL *s)
             return -1;
         if (record_send_close_notify(s) <= 0)
             return -1;
-    } else if (record_flush(s) <= 0) {
-        return -1;
+    } else if (record_output_waits(s)) { /* the close_notify went out in part: the rest */
+        if (record_flush(s) <= 0)
+            return -1;
     } else if (!(s->shutdown & SSL_RECEIVED_SHUTDOWN)) {
         if (await_close_notify(s) <= 0)
             return -1;
@@ -478,6 +479,27 @@ int SSL_read_early_data(SSL *s, void *buf, size_t num, size_t *readbytes)
 }
 
 /*
+ * SSL_write_early_data(3), server: once SSL_read_early_data started the handshake and the
+ * server's flight (its Finished) is out, data goes under its application keys before the
+ * handshake completes (0.5-RTT, RFC 8446 §2.3), as OpenSSL allows.
+ */
+static int server_write_early(SSL *s, const void *buf, size_t num, size_t *written)
+{
+    size_t n = 0;
+    if (!s->early_data_enabled || s->phase != PHASE_HANDSHAKE || !record_app_writable(s)) {
+        ERR_raise(ERR_LIB_SSL, ERR_R_SHOULD_NOT_HAVE_BEEN_CALLED);
+        return 0;
+    }
+    start_call(s);
+    int r = record_write_app(s, ssl_encryption_application, buf, num, &n);
+    if (r < 0)
+        return failed(s) + 1;
+    if (written != NULL)
+        *written = n;
+    return r > 0;
+}
+
+/*
  * SSL_write_early_data(3), client: with a session whose ticket allows 0-RTT, the first call
  * sends the ClientHello; each call then writes data under the early keys, at most the ticket's
  * max_early_data in all. SSL_connect or SSL_do_handshake completes the handshake, and
@@ -490,6 +512,8 @@ int SSL_write_early_data(SSL *s, const void *buf, size_t num, size_t *written)
         *written = 0;
     if (is_quic(s) || s->tls35 != NULL)
         return quic_connection("SSL_write_early_data");
+    if (s->server) /* 0.5-RTT data, while the client's early data is being read */
+        return server_write_early(s, buf, num, written);
     if (s->phase == PHASE_BEFORE) {
         if (s->server || s->session == NULL || s->session->max_early_data == 0) {
             ERR_raise(ERR_LIB_SSL, ERR_R_SHOULD_NOT_HAVE_BEEN_CALLED);

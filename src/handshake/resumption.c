@@ -151,7 +151,7 @@ enum ssl_early_data_reason_t SSL_get_early_data_reason(const SSL *ssl)
 const char *SSL_early_data_reason_string(enum ssl_early_data_reason_t reason)
 {
     static const char *const names[] = {
-        "unknown", "disabled", "accepted", "protocol_version", "peer_declined",
+        "unknown", "disabled", "accept", "protocol_version", "peer_declined",
         "no_session_offered", "session_not_resumed", "unsupported_for_session",
         "hello_retry_request", "alpn_mismatch", "channel_id", NULL /* 11: reserved */,
         "ticket_age_skew", "quic_parameter_mismatch", "alps_mismatch",
@@ -256,6 +256,7 @@ int psk_take_early_data_answer(SSL *c, const struct rd *body)
         if (c->hs->early_data_offered)
             c->early_data_reason = c->hs->resumed ? ssl_early_data_peer_declined
                                                   : ssl_early_data_session_not_resumed;
+        c->hs->early_data_answered = 1;
         return 1;
     }
     if (!rd_empty(body))
@@ -270,6 +271,7 @@ int psk_take_early_data_answer(SSL *c, const struct rd *body)
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_INCONSISTENT_EARLY_DATA_ALPN);
     c->early_data_status = SSL_EARLY_DATA_ACCEPTED;
     c->early_data_reason = ssl_early_data_accepted;
+    c->hs->early_data_answered = 1;
     return 1;
 }
 
@@ -402,6 +404,9 @@ static int count_psk_entries(SSL *c, struct rd ids, struct rd binders, size_t *n
     struct rd id, b;
     uint32_t age;
     size_t n_ids = 0, n_binders = 0;
+    /* §4.2.11: identities<7..2^16-1>, binders<33..2^16-1>: an empty list does not decode */
+    if (rd_empty(&ids) || rd_empty(&binders))
+        return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     while (!rd_empty(&ids)) {
         if (!rd_vec16(&ids, &id) || rd_empty(&id) || !rd_u32(&ids, &age))
             return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);

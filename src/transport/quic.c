@@ -152,8 +152,9 @@ size_t SSL_quic_max_handshake_flight_len(const SSL *ssl, OSSL_ENCRYPTION_LEVEL l
             return cert_list;
         return QTLS_DEFAULT_FLIGHT;
     case ssl_encryption_early_data:
-        /* QUIC sends no EndOfEarlyData (RFC 9001 §8.3); over TCP it is the one message */
-        return ssl->tcp ? 4 : 0;
+        /* QUIC sends no EndOfEarlyData (RFC 9001 §8.3); over TCP it is the one message, and
+           one that is not empty is a decode error, not an excessive size */
+        return ssl->tcp ? QTLS_DEFAULT_FLIGHT : 0;
     case ssl_encryption_handshake:
         if (ssl->server) {
             /* a client Certificate, only when we ask for one */

@@ -37,6 +37,11 @@
 /* §5.5: AES-GCM protects at most 2^24.5 full-size records per key; qtls updates its key well
  * before (KeyUpdate, §4.6.3). ChaCha20-Poly1305's limit exceeds any sequence number. */
 #define GCM_RECORD_LIMIT (1ull << 24)
+/* OpenSSL's bounds on records that carry nothing: empty records and dummy change_cipher_spec
+   in a row (MAX_EMPTY_RECORDS), user_canceled alerts (MAX_WARN_ALERT_COUNT); a peer sending
+   them without end would keep the connection busy for nothing. */
+#define MAX_EMPTY_RECORDS 32
+#define MAX_WARN_ALERTS 5
 
 /* The keys of one level in one direction (initial: none, plaintext records). */
 struct epoch {
@@ -79,6 +84,9 @@ struct record {
     uint8_t skip_done;      /* server: a record came under the handshake keys (skipping ends) */
     size_t early_bytes;     /* early data written (client), received or skipped (server) */
     uint8_t early_closed;   /* client: EndOfEarlyData went out, no more early data */
+    uint8_t records_read;   /* a whole record came in */
+    uint8_t empty_records;  /* records in a row with nothing for the application (below) */
+    uint8_t warn_alerts;    /* user_canceled alerts in a row */
 };
 
 static struct record *rec(const SSL *c) { return cold_peek(c)->rec; }
@@ -237,6 +245,8 @@ static int bio_retry(SSL *c, BIO *b)
     return 1;
 }
 
+int record_output_waits(const SSL *c) { return rec(c) != NULL && output_waits(rec(c)); }
+
 /* Hands the output to the wbio: 1 all taken, 0 some still waits (want set), -1 failed. */
 int record_flush(SSL *c)
 {
@@ -337,12 +347,34 @@ static int sink_flush_flight(SSL *c)
 }
 
 /* §6: the alert, in a record of the current write epoch, then as much of the output as goes. */
+/*
+ * The keys the peer reads our records with now. A client's handshake is not over for its peer
+ * until its own Finished: until then it writes under its handshake keys (or its early keys,
+ * while 0-RTT the server took is not ended by EndOfEarlyData), though the engine's write level
+ * is already 1-RTT. Otherwise the engine's level, or the highest below it that has keys.
+ */
+static OSSL_ENCRYPTION_LEVEL alert_level(SSL *c, OSSL_ENCRYPTION_LEVEL level)
+{
+    const struct record *r = rec(c);
+    if (!c->server && c->phase == PHASE_HANDSHAKE) {
+        int early = r->wr.ep[ssl_encryption_early_data].aead != NULL && !r->early_closed;
+        /* offered, and not refused in EncryptedExtensions: a server that took it reads the
+           early keys (one that refused skips what it cannot read) */
+        if (early && (c->early_data_status == SSL_EARLY_DATA_ACCEPTED ||
+                      (c->hs != NULL && !c->hs->early_data_answered)))
+            return ssl_encryption_early_data;
+        if (r->wr.ep[ssl_encryption_handshake].aead != NULL)
+            return ssl_encryption_handshake;
+    }
+    while (level > ssl_encryption_initial && r->wr.ep[level].aead == NULL)
+        level--;
+    return level;
+}
+
 static int sink_send_alert(SSL *c, OSSL_ENCRYPTION_LEVEL level, uint8_t alert)
 {
     const uint8_t body[2] = {SSL3_AL_FATAL, alert};
-    /* At the engine's write level, or the highest below it that has keys. */
-    while (level > ssl_encryption_initial && rec(c)->wr.ep[level].aead == NULL)
-        level--;
+    level = alert_level(c, level);
     if (seal(c, level, RT_ALERT, body, sizeof(body)))
         (void)record_flush(c);
     return 1;
@@ -465,8 +497,11 @@ static enum record_event take_alert(SSL *c, const uint8_t *p, size_t n)
         c->shutdown |= SSL_RECEIVED_SHUTDOWN;
         return REC_CLOSED;
     }
-    if (p[1] == SSL_AD_USER_CANCELLED) /* §6.1: a close_notify follows; nothing to do */
+    /* §6.1: a close_notify follows; nothing to do, but not forever (OpenSSL stops at 5) */
+    if (p[1] == SSL_AD_USER_CANCELLED && ++r->warn_alerts < MAX_WARN_ALERTS)
         return REC_AGAIN;
+    if (p[1] == SSL_AD_USER_CANCELLED)
+        return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_TOO_MANY_WARN_ALERTS), REC_ERROR;
     /* The peer's fatal alert: its reason, as OpenSSL reports it (SSL_AD_REASON_OFFSET); no alert
        goes back. */
     c->alert_sent = 1;
@@ -495,6 +530,16 @@ static enum record_event take_ccs(SSL *c, const uint8_t *p, size_t n)
     if (n != 1 || p[0] != 1 || c->phase != PHASE_HANDSHAKE)
         return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_UNEXPECTED_CCS_MESSAGE), REC_ERROR;
     return REC_AGAIN;
+}
+
+/* One more record with nothing for anyone (an empty one, a dummy change_cipher_spec): 0 past
+   OpenSSL's bound. */
+static int count_empty(SSL *c, int ccs)
+{
+    if (++rec(c)->empty_records <= MAX_EMPTY_RECORDS)
+        return 1;
+    return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE,
+                     ccs ? SSL_R_UNEXPECTED_CCS_MESSAGE : SSL_R_RECORD_TOO_SMALL);
 }
 
 /* The keys records are read with now: the engine's read level's. */
@@ -527,16 +572,39 @@ static int unprotect(SSL *c, const uint8_t *h, uint8_t *p, size_t *n, uint8_t *t
     return 1;
 }
 
+/*
+ * The first bytes are no TLS record. A server told plain HTTP, as OpenSSL's: "http request" or
+ * "https proxy request", and no alert (the client would not read one); else protocol_version.
+ */
+static int not_tls(SSL *c, const uint8_t *h)
+{
+    static const char *const http[] = {"GET ", "POST", "HEAD", "PUT "};
+    if (c->server && !rec(c)->records_read) {
+        for (size_t i = 0; i < sizeof(http) / sizeof(http[0]); i++)
+            if (memcmp(h, http[i], 4) == 0) {
+                ERR_raise(ERR_LIB_SSL, SSL_R_HTTP_REQUEST);
+                c->alert_sent = 1;
+                return 0;
+            }
+        if (memcmp(h, "CONNE", HEADER_LEN) == 0) {
+            ERR_raise(ERR_LIB_SSL, SSL_R_HTTPS_PROXY_REQUEST);
+            c->alert_sent = 1;
+            return 0;
+        }
+    }
+    return qtls_fail(c, SSL_AD_PROTOCOL_VERSION, SSL_R_WRONG_VERSION_NUMBER);
+}
+
 /* §5.1: the header's checks, before the body is read. */
 static int check_header(SSL *c, const uint8_t *h, size_t *len)
 {
     const struct epoch *d = read_epoch(c);
     *len = (size_t)h[3] << 8 | h[4];
     if (h[1] != 3) /* not a TLS record at all (a plaintext protocol, an SSL 2.0 hello) */
-        return qtls_fail(c, SSL_AD_PROTOCOL_VERSION, SSL_R_WRONG_VERSION_NUMBER);
+        return not_tls(c, h);
     if (h[0] < RT_CHANGE_CIPHER_SPEC || h[0] > RT_APPLICATION_DATA)
         return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_BAD_RECORD_TYPE);
-    int protected = d->aead != NULL && h[0] == RT_APPLICATION_DATA;
+    int protected = h[0] == RT_APPLICATION_DATA && (d->aead != NULL || skipping_early_data(c));
     if (*len > (protected ? MAX_CIPHERTEXT : MAX_PLAINTEXT))
         return qtls_fail(c, SSL_AD_RECORD_OVERFLOW, protected ? SSL_R_ENCRYPTED_LENGTH_TOO_LONG
                                                               : SSL_R_DATA_LENGTH_TOO_LONG);
@@ -642,12 +710,17 @@ enum record_event record_next(SSL *c)
         type = h[0];
         enum record_event e;
         int u = type == RT_APPLICATION_DATA ? unprotect(c, h, p, &n, &type) : 1;
-        if (type == RT_CHANGE_CIPHER_SPEC)
+        if (h[0] == RT_CHANGE_CIPHER_SPEC) /* never protected: inside a record it is refused */
             e = take_ccs(c, p, n);
         else if (u <= 0)
             e = u < 0 ? REC_AGAIN : REC_ERROR; /* skipped early data, or a failure */
         else
             e = take_content(c, type, p, n, (size_t)(p - r->in.buf));
+        r->records_read = 1;
+        if (e == REC_AGAIN && u >= 0 && !count_empty(c, h[0] == RT_CHANGE_CIPHER_SPEC))
+            e = REC_ERROR;
+        if (e == REC_APP || e == REC_HANDSHAKE)
+            r->empty_records = r->warn_alerts = 0;
         if (e == REC_APP) {
             r->app_end = r->in_off + HEADER_LEN + len;
             return e; /* the record stays until its data is read */
@@ -682,6 +755,11 @@ int record_early_writable(const SSL *c)
     const struct record *r = rec(c);
     return r != NULL && c->phase == PHASE_HANDSHAKE && !r->early_closed &&
            r->wr.ep[ssl_encryption_early_data].aead != NULL;
+}
+
+int record_app_writable(const SSL *c)
+{
+    return rec(c) != NULL && rec(c)->wr.ep[ssl_encryption_application].aead != NULL;
 }
 
 size_t record_early_written(const SSL *c) { return rec(c) != NULL ? rec(c)->early_bytes : 0; }
@@ -879,8 +957,6 @@ int record_write_app(SSL *c, OSSL_ENCRYPTION_LEVEL level, const uint8_t *buf, si
             return -1;
         }
         r->write_buf = buf;
-        if (level == ssl_encryption_early_data)
-            r->early_bytes += chunk;
         if (f == 0) { /* sealed; the retry hands it over */
             r->write_done = tot;
             r->write_pending = chunk;
@@ -891,6 +967,8 @@ int record_write_app(SSL *c, OSSL_ENCRYPTION_LEVEL level, const uint8_t *buf, si
             break;
     }
     r->write_done = 0;
+    if (level == ssl_encryption_early_data) /* what the early data limit counts: writes done */
+        r->early_bytes += tot;
     *written = tot;
     return 1;
 }

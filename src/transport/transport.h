@@ -59,6 +59,8 @@ QTLS_MUST_CHECK int record_app_secret(const SSL *c, int write, struct secret *ou
 /* Client: may early data be written now (0-RTT keys in place, no EndOfEarlyData yet), and how
    much was. */
 int record_early_writable(const SSL *c);
+/* Are the application write keys in place (a server's, once its Finished is out)? */
+int record_app_writable(const SSL *c);
 size_t record_early_written(const SSL *c);
 int record_has_pending(const SSL *c);
 int record_close_notify_received(const SSL *c);
@@ -67,6 +69,8 @@ int record_close_notify_received(const SSL *c);
    same arguments), -1 failed. */
 int record_write_app(SSL *c, OSSL_ENCRYPTION_LEVEL level, const uint8_t *buf, size_t num,
                      size_t *written);
+/* Is output waiting for the wbio? */
+int record_output_waits(const SSL *c);
 /* Writes out what waits: 1 all, 0 not yet (want set), -1 failed. */
 int record_flush(SSL *c);
 /* Sends what is due after the handshake (a KeyUpdate), then record_flush. */
