@@ -115,35 +115,24 @@ static int is_socket_on(BIO *b, int fd)
 }
 
 /* As OpenSSL: the other direction's socket BIO is shared when it is on the same fd. */
-int SSL_set_wfd(SSL *s, int fd)
+static int set_one_fd(SSL *s, int fd, int write)
 {
-    BIO *r = cold_peek(s)->rbio;
-    if (is_socket_on(r, fd)) {
-        BIO_up_ref(r);
-        SSL_set0_wbio(s, r);
-        return 1;
-    }
-    BIO *b = socket_bio(fd);
-    if (b == NULL)
+    BIO *other = write ? cold_peek(s)->rbio : cold_peek(s)->wbio;
+    BIO *b = other;
+    if (is_socket_on(other, fd))
+        BIO_up_ref(other);
+    else if ((b = socket_bio(fd)) == NULL)
         return 0;
-    SSL_set0_wbio(s, b);
+    if (write)
+        SSL_set0_wbio(s, b);
+    else
+        SSL_set0_rbio(s, b);
     return 1;
 }
 
-int SSL_set_rfd(SSL *s, int fd)
-{
-    BIO *w = cold_peek(s)->wbio;
-    if (is_socket_on(w, fd)) {
-        BIO_up_ref(w);
-        SSL_set0_rbio(s, w);
-        return 1;
-    }
-    BIO *b = socket_bio(fd);
-    if (b == NULL)
-        return 0;
-    SSL_set0_rbio(s, b);
-    return 1;
-}
+int SSL_set_wfd(SSL *s, int fd) { return set_one_fd(s, fd, 1); }
+
+int SSL_set_rfd(SSL *s, int fd) { return set_one_fd(s, fd, 0); }
 
 static int bio_fd(BIO *b)
 {
