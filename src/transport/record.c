@@ -563,7 +563,7 @@ static int unprotect(SSL *c, const uint8_t *h, uint8_t *p, size_t *n, uint8_t *t
     d->seq++;
     d->protected_seen = 1;
     *n -= CRYPTO_AEAD_TAG_LEN;
-    if (*n > MAX_INNER + 256) /* §5.2: at most 2^14 + 256 bytes of inner plaintext */
+    if (*n > MAX_INNER) /* §5.4: the TLSInnerPlaintext, padding included, is at most 2^14 + 1 */
         return qtls_fail(c, SSL_AD_RECORD_OVERFLOW, SSL_R_DATA_LENGTH_TOO_LONG);
     if (!inner_type(c, p, n, type))
         return 0;
