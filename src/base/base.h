@@ -42,6 +42,7 @@
 #define QTLS_R_OCSP_CB_ERROR 925    /* ocsp.c: a status callback said no, after OpenSSL's reason */
 #define QTLS_R_CUSTOM_EXT_HANDLED_INTERNALLY 940 /* custom_ext.c: qtls handles that extension */
 #define QTLS_R_CUSTOM_EXT_DUPLICATE 941          /* custom_ext.c: the type is already added */
+#define QTLS_R_KEY_USAGE_BIT_INCORRECT 926 /* cert.c: a signing leaf without digitalSignature */
 #define QTLS_R_QUIC_API_MIXED 950 /* quic_tls35.c: quictls and OpenSSL 3.5 QUIC APIs on one SSL */
 
 /* Registers the reason strings once (called from OPENSSL_init_ssl). */

@@ -168,6 +168,8 @@ static enum hs_wait process_hello_retry_request(SSL *c, const struct rd *whole)
         if (!make_key_share(c, group_by_id(group_id)))
             return HS_ERROR;
     }
+    if (!hs_ends_record(c))
+        return HS_ERROR;
     return next(c, CS_SEND_CLIENT_HELLO, HS_CONTINUE);
 }
 

@@ -37,6 +37,18 @@ static inline QTLS_MUST_CHECK int hs_set_state(SSL *c, int state, struct hs_leve
     return quic_set_levels(c, l.read, l.write);
 }
 
+/*
+ * RFC 8446 §5.1: over TCP a message that precedes a key change (and the ClientHello a
+ * HelloRetryRequest answers, and the HelloRetryRequest) ends its record: 1 if nothing follows
+ * it at the read level, else unexpected_message.
+ */
+static inline QTLS_MUST_CHECK int hs_ends_record(SSL *c)
+{
+    if (c->tcp && quic_input_pending(c, (OSSL_ENCRYPTION_LEVEL)c->read_level))
+        return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, QTLS_R_EXCESS_HANDSHAKE_DATA);
+    return 1;
+}
+
 /* Starts the handshake state (client or server) on the first SSL_do_handshake. */
 QTLS_MUST_CHECK int hs_start(SSL *c);
 /* Frees c->hs, the handshake's or a post-handshake exchange's, wiping secrets (msg.c). */

@@ -140,6 +140,8 @@ enum hs_wait msg_read_certificate_verify(SSL *c)
     enum hs_wait r = msg_read_expected(c, HT_CERTIFICATE_VERIFY, &body, &whole);
     if (r != HS_CONTINUE)
         return r;
+    if (!cert_check_signing_usage(c, c->peer_cert))
+        return HS_ERROR;
     if (!transcript_hash(&c->hs->transcript, thash) ||
         !msg_check_certificate_verify(c, body, X509_get0_pubkey(c->peer_cert), thash) ||
         !msg_consume(c, &whole))

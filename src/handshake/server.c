@@ -325,6 +325,8 @@ static enum hs_wait do_read_client_hello(SSL *c)
     if (!msg_consume(c, &whole))
         return HS_ERROR;
     c->version = TLS1_3_VERSION;
+    if (!hs_ends_record(c))
+        return HS_ERROR;
     return next(c, need_hrr ? SS_SEND_HELLO_RETRY_REQUEST : SS_CHOOSE_CERTIFICATE, HS_CONTINUE);
 }
 

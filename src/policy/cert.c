@@ -555,6 +555,15 @@ static int cached_cert_take(void *x, void *out)
     return 1;
 }
 
+int cert_check_signing_usage(SSL *c, X509 *leaf)
+{
+    /* The extension's flags are computed on first use (X509_check_purpose's caching). */
+    uint32_t flags = X509_get_extension_flags(leaf);
+    if ((flags & EXFLAG_KUSAGE) && !(X509_get_key_usage(leaf) & KU_DIGITAL_SIGNATURE))
+        return qtls_fail(c, SSL_AD_BAD_CERTIFICATE, QTLS_R_KEY_USAGE_BIT_INCORRECT);
+    return 1;
+}
+
 void cert_write_der(struct wr *w, X509 *x)
 {
     size_t at = wr_open_vec(w, 3);

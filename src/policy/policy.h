@@ -84,6 +84,9 @@ int cert_store_ctx_ssl_idx(void);
  */
 X509 *cert_decode(SSL_CTX *ctx, const uint8_t *der, size_t len);
 void cert_fill_extension_cache(X509 *x);
+/* RFC 8446 §4.4.2.2: a leaf that signs a CertificateVerify, when it has keyUsage, has
+   digitalSignature in it; else bad_certificate. */
+QTLS_MUST_CHECK int cert_check_signing_usage(SSL *c, X509 *leaf);
 /* A CertificateEntry's opaque cert_data<1..2^24-1> (RFC 8446 §4.4.2): x in DER; w fails if not. */
 void cert_write_der(struct wr *w, X509 *x);
 /* X509_LOOKUP_hash_dir's directories, with caches filled before the store shares them. */

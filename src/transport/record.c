@@ -42,6 +42,9 @@
    them without end would keep the connection busy for nothing. */
 #define MAX_EMPTY_RECORDS 32
 #define MAX_WARN_ALERTS 5
+/* KeyUpdates in a row without application data between them: BoringSSL stops at 32, for the
+   same reason (each costs a key derivation). */
+#define MAX_KEY_UPDATES 32
 
 /* The keys of one level in one direction (initial: none, plaintext records). */
 struct epoch {
@@ -87,6 +90,7 @@ struct record {
     uint8_t records_read;   /* a whole record came in */
     uint8_t empty_records;  /* records in a row with nothing for the application (below) */
     uint8_t warn_alerts;    /* user_canceled alerts in a row */
+    uint8_t key_updates;    /* the peer's KeyUpdates since its last application data */
 };
 
 static struct record *rec(const SSL *c) { return cold_peek(c)->rec; }
@@ -721,6 +725,8 @@ enum record_event record_next(SSL *c)
             e = REC_ERROR;
         if (e == REC_APP || e == REC_HANDSHAKE)
             r->empty_records = r->warn_alerts = 0;
+        if (e == REC_APP)
+            r->key_updates = 0;
         if (e == REC_APP) {
             r->app_end = r->in_off + HEADER_LEN + len;
             return e; /* the record stays until its data is read */
@@ -914,6 +920,8 @@ int record_peer_key_update(SSL *c, struct rd body)
         return qtls_fail(c, SSL_AD_DECODE_ERROR, QTLS_R_DECODE_ERROR);
     if (requested > 1)
         return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_UPDATE);
+    if (++rec(c)->key_updates > MAX_KEY_UPDATES)
+        return qtls_fail(c, SSL_AD_UNEXPECTED_MESSAGE, SSL_R_TOO_MANY_KEY_UPDATES);
     /* §4.6.3: answered once, with update_not_requested, before the next application data. */
     if (requested && rec(c)->key_update == SSL_KEY_UPDATE_NONE)
         rec(c)->key_update = SSL_KEY_UPDATE_NOT_REQUESTED;
