@@ -535,7 +535,7 @@ END {
         printf "\n"
         split("full resume resume1", tsn, " ")
         tlabel["full"] = "full handshake (tickets off on both)"
-        tlabel["resume"] = "resumed, psk_dhe_ke, tickets at each library default (num_tickets 2: OpenSSL 3.0 sends 1 after a resumption, qtls 2)"
+        tlabel["resume"] = "resumed, psk_dhe_ke, tickets at each library default (num_tickets 2: 1 after a resumption, both)"
         tlabel["resume1"] = "resumed, psk_dhe_ke, num_tickets 1 on both"
         for (i = 1; i <= 3; i++) {
             sfx = tsn[i] == "full" ? "" : "/" tsn[i]; on = "openssl-tcp" sfx; qn = "qtls-tcp" sfx
