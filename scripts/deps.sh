@@ -55,7 +55,7 @@ packages() {
     bogo) echo "golang-go golang-golang-x-crypto-dev golang-golang-x-sys-dev xz-utils dpkg-dev" ;;
     interop)
         echo "autoconf automake libtool make g++ pkg-config dpkg-dev xz-utils openssl"
-        echo "libssl-dev libnghttp3-dev libev-dev"
+        echo "libssl-dev libnghttp3-dev libev-dev curl"
         ;;
     curl)
         echo "autoconf automake libtool make pkg-config dpkg-dev xz-utils openssl libssl-dev"

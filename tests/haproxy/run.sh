@@ -27,6 +27,11 @@
 #   resume-0rtt   a second connection resumes the first's session and its
 #                 requests go as 0-RTT, which HAProxy accepts
 #   gtlsclient    Debian's gtlsclient fetches both files
+#   tcp-http1 tcp-h2   the same port over TCP (a TCP bind beside the QUIC one in
+#                 the same frontend): Debian's curl (system libssl) fetches both
+#                 files with HTTP/1.1 and with h2, bytes checked, TLS 1.3
+#   tcp-sni-b     ... b.example gets the crt-list's RSA certificate over TCP
+#   tcp-ocsp      openssl s_client -status gets the stapled response over TCP
 # Every HAProxy runs with LD_BIND_NOW=1.
 #
 # Usage: tests/haproxy/run.sh   (make interop runs it)
@@ -156,6 +161,7 @@ defaults
     timeout server 10s
 frontend h3
     bind quic4@127.0.0.1:$SERVER_PORT ssl crt-list $PKI/crt-list alpn h3 allow-0rtt
+    bind 127.0.0.1:$SERVER_PORT ssl crt-list $PKI/crt-list alpn h2,http/1.1 allow-0rtt
     http-request return status 200 content-type application/octet-stream file $HTDOCS/big.bin if { path /big.bin }
     http-request return status 200 content-type text/html file $HTDOCS/index.html
 EOF
@@ -215,6 +221,49 @@ if [ -n "$GTLS_WHY" ]; then
     fail gtlsclient "no GnuTLS client: $GTLS_WHY"
 else
     client gtlsclient gtls ""
+fi
+
+# ---------------------------------------------------------------- the same port over TCP
+# The same frontend's TCP bind, through qtls's record layer, to clients that are not qtls:
+# Debian's curl (system libssl) and openssl s_client.
+
+# tcp_fetch NAME HTTP_VERSION HOST ARGS...: curl fetches both files over HTTPS on TCP.
+tcp_fetch() {
+    local name=$1 want=$2 host=$3 why="" f
+    shift 3
+    local dl=$W/run/$name.download log=$LOGS/$name.curl.log
+    rm -rf "$dl" && mkdir -p "$dl"
+    timeout -k 2 30 curl -sS -v --cacert "$CERTS/ca.pem" --resolve "$host:$SERVER_PORT:127.0.0.1" \
+        -w '%{http_version}\n' "$@" -o "$dl/index.html" "https://$host:$SERVER_PORT/index.html" \
+        -o "$dl/big.bin" "https://$host:$SERVER_PORT/big.bin" >"$LOGS/$name.curl.out" 2>"$log"
+    local rc=$?
+    [ $rc -eq 0 ] || why="$why curl exited $rc;"
+    [ "$(paste -sd' ' "$LOGS/$name.curl.out")" = "$want $want" ] ||
+        why="$why HTTP versions '$(paste -sd' ' "$LOGS/$name.curl.out")', wanted $want;"
+    for f in index.html big.bin; do
+        cmp -s "$HTDOCS/$f" "$dl/$f" || why="$why $f did not arrive intact;"
+    done
+    grep -q 'SSL connection using TLSv1.3' "$log" || why="$why not TLS 1.3;"
+    if [ -z "$why" ]; then
+        pass "$name ($(grep -m1 'SSL connection using' "$log" | sed 's/^\* //'))"
+    else
+        fail "$name" "$why"
+        tail -n 5 "$log"
+    fi
+}
+
+tcp_fetch tcp-http1 1.1 localhost --http1.1
+tcp_fetch tcp-h2 2 localhost --http2
+tcp_fetch tcp-sni-b 1.1 b.example --http1.1
+# OCSP stapling over TCP: s_client asks, HAProxy staples the .ocsp file's response.
+echo Q | timeout -k 2 20 openssl s_client -connect "127.0.0.1:$SERVER_PORT" -servername localhost \
+    -CAfile "$CERTS/ca.pem" -verify_return_error -status -tls1_3 >"$LOGS/tcp-ocsp.log" 2>&1
+if grep -q 'OCSP Response Status: successful' "$LOGS/tcp-ocsp.log" &&
+    grep -q 'Cert Status: good' "$LOGS/tcp-ocsp.log"; then
+    pass tcp-ocsp
+else
+    fail tcp-ocsp "openssl s_client -status got no good stapled response"
+    tail -n 5 "$LOGS/tcp-ocsp.log"
 fi
 
 h3_stop_server
