@@ -863,10 +863,12 @@ static void negotiated_group_reports_nid(void **state)
              {0x0017, NID_X9_62_prime256v1, "secp256r1"},
              {0x0018, NID_secp384r1, "secp384r1"},
              {0x001e, NID_X448, "x448"}};
+    assert_null(SSL_get0_group_name(s)); /* OpenSSL 3.2's: nothing before the handshake */
     for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
         s->group_id = g[i].id; /* as the handshake records it */
         assert_int_equal(SSL_get_negotiated_group(s), g[i].nid);
         assert_string_equal(SSL_group_to_name(s, (int)SSL_get_negotiated_group(s)), g[i].name);
+        assert_string_equal(SSL_get0_group_name(s), g[i].name);
     }
     assert_null(SSL_group_to_name(s, NID_secp521r1));
     SSL_free(s);

@@ -34,6 +34,16 @@ int SSL_set_quic_tls_cbs(SSL *s, const OSSL_DISPATCH *qtdis, void *arg);
 int SSL_set_quic_tls_transport_params(SSL *s, const unsigned char *params, size_t params_len);
 int SSL_set_quic_tls_early_data_enabled(SSL *s, int enabled);
 
+/*
+ * libssl functions newer than 3.0 that programs written for OpenSSL 3.5 call (ngtcp2's ossl
+ * examples, among them), each real in qtls.
+ */
+#if OPENSSL_VERSION_NUMBER < 0x30200000L
+/* OpenSSL 3.2: the TLS name of the group the handshake used ("x25519", "secp256r1", ...), NULL
+   before it. */
+const char *SSL_get0_group_name(SSL *s);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

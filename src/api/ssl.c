@@ -733,6 +733,13 @@ const char *SSL_group_to_name(SSL *s, int nid)
     }
 }
 
+/* OpenSSL 3.2's SSL_get0_group_name: the negotiated group's name, as SSL_group_to_name gives. */
+const char *SSL_get0_group_name(SSL *s)
+{
+    long nid = negotiated_group_nid(s);
+    return nid != 0 ? SSL_group_to_name(s, (int)nid) : NULL;
+}
+
 /* ------------------------------------------------------------------ */
 /* SSL_ctrl                                                            */
 /* ------------------------------------------------------------------ */

@@ -223,9 +223,13 @@ int main(void)
         return fail("an alert was sent");
     if (SSL_get_verify_result(client.ssl) != X509_V_OK)
         return fail("the server certificate did not verify");
+    /* OpenSSL 3.2's group name, which 3.5 programs (ngtcp2's examples) print. */
+    const char *group = SSL_get0_group_name(client.ssl);
+    if (group == NULL || strcmp(group, "x25519") != 0)
+        return fail("SSL_get0_group_name did not name x25519");
 
-    printf("ossl35_app: ok, %s, %s\n", SSL_get_version(client.ssl),
-           SSL_CIPHER_get_name(SSL_get_current_cipher(client.ssl)));
+    printf("ossl35_app: ok, %s, %s, %s\n", SSL_get_version(client.ssl),
+           SSL_CIPHER_get_name(SSL_get_current_cipher(client.ssl)), group);
     SSL_free(client.ssl);
     SSL_free(server.ssl);
     SSL_CTX_free(cctx);
