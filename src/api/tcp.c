@@ -227,67 +227,55 @@ static int read_common(SSL *s, void *buf, size_t num, size_t *readbytes, int pee
 /* The int forms' return: the count, or what went wrong (<= 0). */
 static int as_int(int r, size_t n) { return r > 0 ? (int)n : r; }
 
+/*
+ * The read calls' front door: OpenSSL 3.5's QUIC API reads post-handshake CRYPTO data through
+ * them (tls35_read), a quictls QUIC connection has no stream data here, and TCP reads records.
+ * 1 with *readbytes, 0 or -1 as read_common.
+ */
+static int read_door(SSL *s, void *buf, size_t num, size_t *readbytes, int peek, const char *fn)
+{
+    *readbytes = 0;
+    if (s->tls35 != NULL)
+        return tls35_read(s);
+    if (is_quic(s))
+        return quic_connection(fn) - 1;
+    return read_common(s, buf, num, readbytes, peek);
+}
+
+/* The int forms: a negative count is refused, as OpenSSL's. */
+static int read_int(SSL *s, void *buf, int num, int peek, const char *fn)
+{
+    size_t n;
+    if (num < 0 && s->tls35 == NULL && !is_quic(s)) {
+        ERR_raise(ERR_LIB_SSL, SSL_R_BAD_LENGTH);
+        return -1;
+    }
+    int r = read_door(s, buf, num < 0 ? 0 : (size_t)num, &n, peek, fn);
+    return as_int(r, n);
+}
+
+static int read_ex(SSL *s, void *buf, size_t num, size_t *readbytes, int peek, const char *fn)
+{
+    size_t n;
+    int r = read_door(s, buf, num, &n, peek, fn);
+    if (readbytes != NULL)
+        *readbytes = r > 0 ? n : 0;
+    return r > 0;
+}
+
 int SSL_read_ex(SSL *s, void *buf, size_t num, size_t *readbytes)
 {
-    size_t n = 0;
-    if (s->tls35 != NULL) { /* OpenSSL 3.5's QUIC API reads post-handshake CRYPTO data so */
-        if (readbytes != NULL)
-            *readbytes = 0;
-        return tls35_read(s) > 0;
-    }
-    if (is_quic(s))
-        return quic_connection("SSL_read_ex");
-    int r = read_common(s, buf, num, &n, 0);
-    if (readbytes != NULL)
-        *readbytes = n;
-    return r > 0;
+    return read_ex(s, buf, num, readbytes, 0, "SSL_read_ex");
 }
 
 int SSL_peek_ex(SSL *s, void *buf, size_t num, size_t *readbytes)
 {
-    size_t n = 0;
-    if (s->tls35 != NULL) {
-        if (readbytes != NULL)
-            *readbytes = 0;
-        return tls35_read(s) > 0;
-    }
-    if (is_quic(s))
-        return quic_connection("SSL_peek_ex");
-    int r = read_common(s, buf, num, &n, 1);
-    if (readbytes != NULL)
-        *readbytes = n;
-    return r > 0;
+    return read_ex(s, buf, num, readbytes, 1, "SSL_peek_ex");
 }
 
-int SSL_read(SSL *s, void *buf, int num)
-{
-    size_t n = 0;
-    if (s->tls35 != NULL)
-        return tls35_read(s);
-    if (is_quic(s))
-        return quic_connection("SSL_read") - 1;
-    if (num < 0) {
-        ERR_raise(ERR_LIB_SSL, SSL_R_BAD_LENGTH);
-        return -1;
-    }
-    int r = read_common(s, buf, (size_t)num, &n, 0);
-    return as_int(r, n);
-}
+int SSL_read(SSL *s, void *buf, int num) { return read_int(s, buf, num, 0, "SSL_read"); }
 
-int SSL_peek(SSL *s, void *buf, int num)
-{
-    size_t n = 0;
-    if (s->tls35 != NULL)
-        return tls35_read(s);
-    if (is_quic(s))
-        return quic_connection("SSL_peek") - 1;
-    if (num < 0) {
-        ERR_raise(ERR_LIB_SSL, SSL_R_BAD_LENGTH);
-        return -1;
-    }
-    int r = read_common(s, buf, (size_t)num, &n, 1);
-    return as_int(r, n);
-}
+int SSL_peek(SSL *s, void *buf, int num) { return read_int(s, buf, num, 1, "SSL_peek"); }
 
 /* SSL_write(3): 1 with *written (all of num, or with SSL_MODE_ENABLE_PARTIAL_WRITE at least one
    record's worth), -1 (SSL_get_error says why). */
