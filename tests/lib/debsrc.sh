@@ -1,13 +1,16 @@
 # shellcheck shell=bash
 # tests/lib/debsrc.sh: sourced by the interop scripts that build a real
 # consumer from Debian 12's own source package (tests/ngtcp2, tests/haproxy,
-# tests/bogo). Fetches through a private apt configuration under a directory
+# tests/bogo), or Debian 13's (trixie: nginx 1.26, OpenSSL 3.5, Go 1.24).
+# Fetches through a private apt configuration under a directory
 # of the caller's: the machine's apt sources are only read, to learn which
 # mirror it uses, and its package lists are never touched. Nothing fetched is
 # ever committed; callers keep it under build/.
 #
-#   debsrc_init DIR LOG        the private configuration lives in DIR/; apt's
-#                              output is appended to LOG
+#   debsrc_init DIR LOG [SUITE]  the private configuration lives in DIR/; apt's
+#                              output is appended to LOG; SUITE is bookworm
+#                              (default) or trixie, from the same mirror (one
+#                              DIR per suite)
 #   debsrc_source PKG DEST     PKG's source package, Debian's patches applied
 #                              (dpkg-source -x), unpacked once into DEST
 #   debsrc_download DIR PKG... binary packages' .debs into DIR (not installed)
@@ -49,6 +52,7 @@ debsrc_find_mirror() {
 debsrc_init() {
     DEBSRC_DIR=$1
     DEBSRC_LOG=$2
+    DEBSRC_SUITE=${3:-bookworm}
     DEBSRC_APT=(-o "Dir::Etc::SourceList=$DEBSRC_DIR/sources.list"
                 -o Dir::Etc::SourceParts=/dev/null
                 -o "Dir::State::Lists=$DEBSRC_DIR/lists"
@@ -68,8 +72,8 @@ debsrc_update() {
     [ -r /usr/share/keyrings/debian-archive-keyring.gpg ] &&
         opt="[signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
     mkdir -p "$DEBSRC_DIR/lists/partial" "$DEBSRC_DIR/cache/archives/partial" || return 1
-    printf 'deb-src %s%s bookworm main\ndeb %s%s bookworm main\n' \
-        "$opt" "$mirror" "$opt" "$mirror" >"$DEBSRC_DIR/sources.list"
+    printf 'deb-src %s%s %s main\ndeb %s%s %s main\n' \
+        "$opt" "$mirror" "$DEBSRC_SUITE" "$opt" "$mirror" "$DEBSRC_SUITE" >"$DEBSRC_DIR/sources.list"
     apt-get "${DEBSRC_APT[@]}" update >>"$DEBSRC_LOG" 2>&1 && touch "$DEBSRC_DIR/updated"
 }
 
