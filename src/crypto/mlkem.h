@@ -34,7 +34,7 @@ size_t mlkem_ct_len(enum mlkem_param p);
 /* ML-KEM.KeyGen_internal(d, z) (FIPS 203 Algorithm 16): ek and dk from the two seeds. */
 int mlkem_keygen_derand(enum mlkem_param p, const uint8_t d[MLKEM_SEED_LEN],
                         const uint8_t z[MLKEM_SEED_LEN], uint8_t *ek, uint8_t *dk);
-/* ML-KEM.KeyGen (Algorithm 19): the seeds from crypto_random (crypto.h), so the test and fuzzing hooks apply. */
+/* ML-KEM.KeyGen (Algorithm 19): seeds from crypto_random (crypto.h: its test and fuzz hooks). */
 int mlkem_keygen(enum mlkem_param p, uint8_t *ek, uint8_t *dk);
 
 /*
