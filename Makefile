@@ -70,7 +70,7 @@ TEST_SRCS = $(sort $(wildcard tests/test_*.c))
 TESTS = $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 TEST_HELPERS = $(sort $(wildcard tests/helpers/*.c))
 
-.PHONY: all check demo install install-compat clean deps bogo interop
+.PHONY: all check demo install install-compat clean deps bogo interop pq
 all: $(BUILD)/libqtls.a $(BUILD)/libqtls.so $(BUILD)/qtls.pc
 
 $(BUILD)/obj/%.o: src/%.c $(SRC_HDRS)
@@ -385,6 +385,47 @@ interop:
 	@scripts/deps.sh build $(CC_GROUP) interop h3 curl
 	@rc=0; tests/ngtcp2/run.sh || rc=1; tests/curl/run.sh || rc=1; tests/haproxy/run.sh || rc=1; \
 	    exit $$rc
+
+# Post-quantum hybrid key exchange (tests/pq/README.md): OpenSSL 3.5 from Debian 13's source
+# (tests/pq/ossl35.sh, cached in build/ossl35: about 3 minutes the first time) and Go 1.24 from
+# Debian 13's packages (tests/pq/go124.sh, build/go124), neither installed; then tests/pq/run.sh,
+# qtls_peer against tls_peer.c on 3.5 (ossl35_peer) and go_peer built with 1.24 (go124_peer),
+# both roles, and tests/pq/mlkem_xcheck.c, qtls's ML-KEM against 3.5's libcrypto. Both run even
+# when the other fails; make pq fails if either did.
+OSSL35   = $(CURDIR)/build/ossl35
+GO124    = $(CURDIR)/build/go124
+PQ_DIR   = $(BUILD)/tests/pq
+PQ_GO_ENV = GOROOT=$(GO124)/usr/lib/go-1.24 GOCACHE=$(CURDIR)/$(PQ_DIR)/go-cache \
+    GOPATH=$(CURDIR)/$(PQ_DIR)/go-path GOFLAGS=-mod=mod GOPROXY=off GOENV=off \
+    GOTOOLCHAIN=local CGO_ENABLED=0
+.PHONY: pq pq-run
+pq:
+	@scripts/deps.sh build $(CC_GROUP) certs pq
+	@tests/pq/ossl35.sh $(OSSL35)
+	@tests/pq/go124.sh $(GO124)
+	@$(SUBMAKE) pq-run
+
+pq-run: $(PQ_DIR)/ossl35_peer $(PQ_DIR)/go124_peer $(TCP_DIR)/qtls_peer
+	@scripts/gen-certs.sh $(BUILD)/certs
+	@rc=0; tests/pq/run.sh $(BUILD) $(BUILD)/certs || rc=1; \
+	    $(SUBMAKE) $(PQ_DIR)/mlkem_xcheck && $(PQ_DIR)/mlkem_xcheck || rc=1; exit $$rc
+
+$(PQ_DIR)/ossl35_peer: tests/tcp/tls_peer.c $(TCP_DEPS) $(OSSL35)/.qtls-stamp
+	@mkdir -p $(@D)
+	$(CC) $(TCP_CFLAGS) -I$(OSSL35)/include -o $@ $< $(TCP_COMMON) -L$(OSSL35)/lib \
+	    -Wl,-rpath,$(OSSL35)/lib -lssl -lcrypto
+
+$(PQ_DIR)/go124_peer: $(wildcard tests/tcp/go_peer/*.go) tests/tcp/go_peer/go.mod \
+    $(GO124)/.qtls-stamp
+	@mkdir -p $(@D)
+	cd tests/tcp/go_peer && $(PQ_GO_ENV) $(GO124)/usr/lib/go-1.24/bin/go build -o $(CURDIR)/$@ .
+
+# 3.5's headers and libcrypto (rpath), libqtls.a's ML-KEM: the whole process on 3.5
+$(PQ_DIR)/mlkem_xcheck: tests/pq/mlkem_xcheck.c src/crypto/mlkem.h $(BUILD)/libqtls.a \
+    $(OSSL35)/.qtls-stamp
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -I$(OSSL35)/include -Isrc/crypto -o $@ $< \
+	    $(BUILD)/libqtls.a -L$(OSSL35)/lib -Wl,-rpath,$(OSSL35)/lib -lcrypto $(COMP_LIBS)
 
 bogo:
 	@scripts/deps.sh build $(CC_GROUP) bogo

@@ -31,6 +31,9 @@
 #             ngtcp2-server's package would enable a system service.
 #   callgrind valgrind, for make bench CALLGRIND=1
 #   bogo      Go and its x/crypto, x/sys modules, to build BoGo's runner
+#   pq        make pq: dpkg-source and xz for OpenSSL 3.5's source package
+#             (tests/pq/ossl35.sh builds it, with perl's Configure); Go 1.24 is
+#             unpacked from Debian 13's .debs (tests/pq/go124.sh), not installed
 #   interop   what ngtcp2 0.12.1's source package needs to build its examples
 #   curl      what curl 7.88.1's source package needs for tests/curl/run.sh's
 #             build (GnuTLS, nghttp3, zlib; ngtcp2 is built from source) and its
@@ -53,6 +56,7 @@ packages() {
     h3) echo "libngtcp2-dev libngtcp2-crypto-gnutls-dev libnghttp3-dev" ;;
     callgrind) echo "valgrind" ;;
     bogo) echo "golang-go golang-golang-x-crypto-dev golang-golang-x-sys-dev xz-utils dpkg-dev" ;;
+    pq) echo "dpkg-dev xz-utils perl" ;;
     interop)
         echo "autoconf automake libtool make g++ pkg-config dpkg-dev xz-utils openssl"
         echo "libssl-dev libnghttp3-dev libev-dev curl"
