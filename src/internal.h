@@ -150,7 +150,7 @@ struct ssl_ctx_st {
     int (*ticket_key_evp_cb)(SSL *, unsigned char *, unsigned char *, EVP_CIPHER_CTX *,
                              EVP_MAC_CTX *, int);
     int (*client_cert_cb)(SSL *, X509 **, EVP_PKEY **);
-    struct ticket_keys *ticket_keys; /* built-in rotating keys, made on first use */
+    struct ticket_keys *ticket_keys; /* built-in rotating keys, made by SSL_CTX_new */
     struct slot_cache *cert_cache;   /* decoded peer certificates, reused (cert.c) */
     struct replay_filter *replay;    /* single-use 0-RTT tickets unless SSL_OP_NO_ANTI_REPLAY */
     /* Stored and reported back only: stateless tickets need no internal cache (session.c). */

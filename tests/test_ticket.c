@@ -12,6 +12,8 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <openssl/core_names.h>
 #include <openssl/hmac.h>
@@ -37,14 +39,15 @@ static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof(*f));
     assert_non_null(f);
+    /* The clock first: SSL_CTX_new makes the first ticket key, at the fake time. */
+    fake_now = 1000000;
+    ticket_set_test_clock(fake_clock);
     f->ctx = SSL_CTX_new(TLS_server_method());
     assert_non_null(f->ctx);
     f->ssl = SSL_new(f->ctx);
     assert_non_null(f->ssl);
     for (size_t i = 0; i < sizeof(f->plain); i++)
         f->plain[i] = (uint8_t)(i * 7 + 3);
-    fake_now = 1000000;
-    ticket_set_test_clock(fake_clock);
     ERR_clear_error();
     *state = f;
     return 0;
@@ -240,7 +243,8 @@ static void keys_rotate_with_the_session_timeout(void **state)
     assert_int_equal(open_check(f->ssl, t1.buf, t1.len, f->plain, 32), SSL_TICKET_SUCCESS_RENEW);
     fake_now += 1;
     assert_int_equal(open_check(f->ssl, t1.buf, t1.len, f->plain, 32), SSL_TICKET_NO_DECRYPT);
-    assert_int_equal(open_check(f->ssl, t3.buf, t3.len, f->plain, 32), SSL_TICKET_SUCCESS);
+    /* t3's key has now served its lifetime too: the chain moved on as t1 was opened. */
+    assert_int_equal(open_check(f->ssl, t3.buf, t3.len, f->plain, 32), SSL_TICKET_SUCCESS_RENEW);
     /* After a long idle gap the old current key is wiped, not kept as previous. */
     fake_now += 1000;
     struct wr t4;
@@ -254,6 +258,77 @@ static void keys_rotate_with_the_session_timeout(void **state)
     wr_free(&t2);
     wr_free(&t3);
     wr_free(&t4);
+}
+
+/*
+ * A child forked after SSL_CTX_new seals at `age` seconds; NULL if it could not. The child
+ * writes the ticket to a pipe and exits without cmocka (a worker of a pre-fork server).
+ */
+static struct wr forked_seal(struct fixture *f, uint64_t age, size_t n)
+{
+    struct wr t;
+    wr_init(&t);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        fake_now += age;
+        struct wr out;
+        wr_init(&out);
+        int ok = ticket_seal(f->ssl, f->plain, n, &out) == 1 && wr_ok(&out) &&
+                 write(fds[1], out.buf, out.len) == (ssize_t)out.len;
+        _exit(ok ? 0 : 1);
+    }
+    close(fds[1]);
+    uint8_t buf[1024];
+    ssize_t r;
+    while ((r = read(fds[0], buf, sizeof(buf))) > 0) {
+        uint8_t *p = wr_reserve(&t, (size_t)r);
+        assert_non_null(p);
+        memcpy(p, buf, (size_t)r);
+    }
+    close(fds[0]);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_true(t.len > 0);
+    return t;
+}
+
+/*
+ * nginx's workers: the master makes the contexts, then forks. The keys are made by SSL_CTX_new
+ * and each next key is derived from the one before, so a ticket sealed in one worker opens in
+ * another, now and after rotations neither has seen (it sealed nothing meanwhile).
+ */
+static void forked_workers_share_the_keys(void **state)
+{
+    struct fixture *f = *state;
+    f->ctx->session_timeout = 100;
+    struct wr t0 = forked_seal(f, 0, 40);
+    assert_int_equal(open_check(f->ssl, t0.buf, t0.len, f->plain, 40), SSL_TICKET_SUCCESS);
+    /* Two and a half lifetimes later the child is two keys on; the parent catches up. */
+    struct wr t2 = forked_seal(f, 250, 41);
+    assert_memory_not_equal(t0.buf, t2.buf, 16);
+    fake_now += 250;
+    assert_int_equal(open_check(f->ssl, t2.buf, t2.len, f->plain, 41), SSL_TICKET_SUCCESS);
+    assert_int_equal(open_check(f->ssl, t0.buf, t0.len, f->plain, 40), SSL_TICKET_NO_DECRYPT);
+    /* And the parent's own ticket now is sealed with the same key as the child's. */
+    struct wr mine;
+    seal(f->ssl, f->plain, 41, &mine);
+    assert_memory_equal(mine.buf, t2.buf, 16);
+    /* Another context, forked or not, has a chain of its own. */
+    SSL_CTX *other_ctx = SSL_CTX_new(TLS_server_method());
+    SSL *other = SSL_new(other_ctx);
+    assert_non_null(other);
+    assert_int_equal(open_check(other, t2.buf, t2.len, f->plain, 41), SSL_TICKET_NO_DECRYPT);
+    SSL_free(other);
+    free_ctx_parts(other_ctx);
+    SSL_CTX_free(other_ctx);
+    wr_free(&t0);
+    wr_free(&t2);
+    wr_free(&mine);
 }
 
 static void default_lifetime_is_two_hours(void **state)
@@ -447,8 +522,9 @@ static void callback_round_trip_in_openssl_format(void **state)
     open_by_hand(&t, &app_keys[0], f->plain, 100);
     assert_int_equal(open_check(f->ssl, t.buf, t.len, f->plain, 100), SSL_TICKET_SUCCESS);
     assert_int_equal(app_dec_calls, 1);
-    /* The built-in keys were never made. */
-    assert_null(f->ctx->ticket_keys);
+    /* SSL_CTX_new made the built-in keys (as OpenSSL's does), but the callback's sealed it. */
+    assert_non_null(f->ctx->ticket_keys);
+    assert_memory_equal(t.buf, app_keys[0].name, 16);
     assert_int_equal(ERR_peek_error(), 0);
     wr_free(&t);
 }
@@ -644,6 +720,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(ticket_from_another_context_does_not_open, setup, teardown),
         cmocka_unit_test_setup_teardown(forced_rotation_keeps_one_previous_key, setup, teardown),
         cmocka_unit_test_setup_teardown(keys_rotate_with_the_session_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(forked_workers_share_the_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(default_lifetime_is_two_hours, setup, teardown),
         cmocka_unit_test_setup_teardown(shared_context_is_thread_safe, setup, teardown),
         cmocka_unit_test_setup_teardown(callback_round_trip_in_openssl_format, setup_cb, teardown),

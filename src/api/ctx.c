@@ -78,7 +78,8 @@ SSL_CTX *SSL_CTX_new(const SSL_METHOD *meth)
         ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
         return NULL;
     }
-    if (!ctx_set_defaults(ctx)) {
+    /* The ticket keys now, as OpenSSL: a server's workers forked later share them. */
+    if (!ctx_set_defaults(ctx) || !ticket_keys_make(ctx)) {
         SSL_CTX_free(ctx);
         return NULL;
     }

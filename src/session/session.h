@@ -37,6 +37,8 @@ QTLS_MUST_CHECK int ticket_seal(SSL *c, const uint8_t *plain, size_t plain_len, 
  * On success `plain` holds the plaintext.
  */
 int ticket_open(SSL *c, struct rd ticket, struct wr *plain);
+/* SSL_CTX_new: the built-in ticket keys, made before a server forks its workers. */
+QTLS_MUST_CHECK int ticket_keys_make(SSL_CTX *ctx);
 void ticket_keys_free(struct ticket_keys *k);
 /* Anti-replay for 0-RTT (RFC 8446 §8.1): 1 the first time a ticket is seen, 0 after. */
 int replay_check_and_add(SSL_CTX *ctx, const uint8_t *ticket, size_t len, uint64_t now,

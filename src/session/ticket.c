@@ -5,12 +5,17 @@
  * what it needs to resume (session.c's encoding) under a key only it knows,
  * so it keeps no per-session state. Two protections exist:
  *
- *  - built-in keys (no application callback): per SSL_CTX, random, rotated
- *    every session lifetime, AES-256-GCM with the key name as AAD:
+ *  - built-in keys (no application callback): per SSL_CTX, the first one
+ *    random and made by SSL_CTX_new, each next one derived one way from the
+ *    one before, one per session lifetime; AES-256-GCM with the key name as AAD:
  *        key_name(16) || nonce(12) || ciphertext || tag(16)
  *    The previous key still opens tickets (it sealed tickets that may live
- *    one more lifetime); older keys are wiped, which bounds how long a
- *    stolen key can decrypt recorded tickets.
+ *    one more lifetime); older keys are wiped and cannot be derived again,
+ *    which bounds how long a stolen key can decrypt recorded tickets. Made
+ *    before a server forks its workers (nginx's, HAProxy's master processes
+ *    make their contexts, then fork), the chain is the same in every worker:
+ *    a ticket one worker seals opens in another, as with OpenSSL, whose
+ *    SSL_CTX_new makes the context's ticket keys.
  *
  *  - SSL_CTX_set_tlsext_ticket_key_evp_cb: the application chooses the keys
  *    (shared across a fleet), with OpenSSL 3.0's format so that qtls and
@@ -114,12 +119,8 @@ static struct ticket_keys *keys_get(SSL_CTX *ctx)
     return k;
 }
 
-/*
- * previous <- current, current <- fresh random key; called with the write
- * lock held. A current key already older than two lifetimes sealed nothing
- * that is still valid, so it is wiped instead of kept.
- */
-static int keys_rotate(struct ticket_keys *k, uint64_t now, uint64_t life)
+/* A fresh start of the chain: a random key, made now; nothing before it. */
+static int keys_start(struct ticket_keys *k, uint64_t now)
 {
     struct ticket_key fresh = {.created = now, .set = 1};
     if (!crypto_random(fresh.name, sizeof(fresh.name)) ||
@@ -128,10 +129,50 @@ static int keys_rotate(struct ticket_keys *k, uint64_t now, uint64_t life)
         return 0;
     }
     OPENSSL_cleanse(&k->prev, sizeof(k->prev));
-    if (k->cur.set && !elapsed(k->cur.created, now, 2 * life))
-        k->prev = k->cur;
     k->cur = fresh;
     OPENSSL_cleanse(&fresh, sizeof(fresh));
+    return 1;
+}
+
+/*
+ * previous <- current, current <- the next key of the chain, made one lifetime after it:
+ * name || key = HKDF-Expand(key, "qtls ticket key" || name). One way, so a key gives its
+ * successors and never its predecessors; the same in every process that holds the same key.
+ */
+static int keys_step(struct ticket_keys *k, uint64_t life)
+{
+    static const char label[] = "qtls ticket key";
+    uint8_t info[sizeof(label) - 1 + KEY_NAME_LEN], okm[KEY_NAME_LEN + GCM_KEY_LEN];
+    memcpy(info, label, sizeof(label) - 1);
+    memcpy(info + sizeof(label) - 1, k->cur.name, KEY_NAME_LEN);
+    if (!crypto_hkdf_expand(QTLS_SHA256, k->cur.key, GCM_KEY_LEN, info, sizeof(info), okm,
+                            sizeof(okm)))
+        return 0;
+    OPENSSL_cleanse(&k->prev, sizeof(k->prev));
+    k->prev = k->cur;
+    memcpy(k->cur.name, okm, KEY_NAME_LEN);
+    memcpy(k->cur.key, okm + KEY_NAME_LEN, GCM_KEY_LEN);
+    k->cur.created = k->prev.created + life;
+    OPENSSL_cleanse(okm, sizeof(okm));
+    return 1;
+}
+
+/*
+ * Moves the chain on to the key for `now` (the one made at most a lifetime ago), wiping the
+ * keys passed over; called with the write lock held. Past this many steps (a context idle for
+ * that many lifetimes) a new random chain starts instead, which processes no longer share.
+ */
+#define MAX_KEY_STEPS 100000
+static int keys_rotate(struct ticket_keys *k, uint64_t now, uint64_t life)
+{
+    if (!k->cur.set)
+        return keys_start(k, now);
+    uint64_t steps = (now - k->cur.created) / life; /* the callers checked now >= created */
+    if (steps > MAX_KEY_STEPS)
+        return keys_start(k, now);
+    for (uint64_t i = 0; i < steps; i++)
+        if (!keys_step(k, life))
+            return 0;
     return 1;
 }
 
@@ -181,16 +222,34 @@ static int keys_find(struct ticket_keys *k, const uint8_t *name, uint64_t now, u
     return found;
 }
 
+/*
+ * SSL_CTX_new: the context's first key, so that processes forked from this one (a server's
+ * workers) share the chain. 0 if it could not be made (raised).
+ */
+int ticket_keys_make(SSL_CTX *ctx)
+{
+    struct ticket_key key;
+    struct ticket_keys *k = keys_get(ctx);
+    int ok = k != NULL && keys_current(k, now_seconds(), key_lifetime(ctx), &key);
+    OPENSSL_cleanse(&key, sizeof(key));
+    return ok;
+}
+
 void ticket_keys_test_rotate(SSL_CTX *ctx)
 {
     struct ticket_keys *k = keys_get(ctx);
     if (k == NULL || !CRYPTO_THREAD_write_lock(k->lock))
         return;
-    /* A forced rotation keeps the current key as previous whatever its age. */
-    uint64_t now = now_seconds();
-    if (k->cur.set)
-        k->cur.created = now;
-    if (!keys_rotate(k, now, key_lifetime(ctx)))
+    /* A forced rotation: one step now, keeping the current key as previous whatever its age. */
+    uint64_t now = now_seconds(), life = key_lifetime(ctx);
+    int ok;
+    if (k->cur.set) {
+        k->cur.created = now >= life ? now - life : 0;
+        ok = keys_step(k, life); /* made now, the previous one a lifetime ago */
+    } else {
+        ok = keys_start(k, now);
+    }
+    if (!ok)
         ERR_clear_error();
     CRYPTO_THREAD_unlock(k->lock);
 }
@@ -239,8 +298,13 @@ static int open_builtin(SSL *c, struct rd t, struct wr *plain)
     struct ticket_keys *k = keys_get(c->ctx);
     if (k == NULL)
         return SSL_TICKET_FATAL_ERR_MALLOC;
+    /*
+     * The chain first moves on to now's key, if this process has not sealed a ticket for a
+     * while: a ticket another worker sealed with a later key of the chain then opens.
+     */
     struct ticket_key key;
-    int which = keys_find(k, name, now_seconds(), key_lifetime(c->ctx), &key);
+    uint64_t now = now_seconds(), life = key_lifetime(c->ctx);
+    int which = keys_current(k, now, life, &key) ? keys_find(k, name, now, life, &key) : -1;
     if (which < 0) {
         ERR_raise(ERR_LIB_SSL, ERR_R_INTERNAL_ERROR);
         return SSL_TICKET_FATAL_ERR_OTHER;
