@@ -379,12 +379,13 @@ clean:
 # (or quic) runs one mode.
 # ngtcp2 0.12.1's own quictls backend and examples, unmodified, on qtls (tests/ngtcp2/run.sh);
 # curl 7.88.1 with HTTP/3 on qtls and TCP on GnuTLS in one binary (tests/curl/run.sh); HAProxy
-# 2.6 serving HTTP/3 on qtls (tests/haproxy/run.sh). Each runs even when one before it fails;
+# 2.6 serving HTTP/3 on qtls (tests/haproxy/run.sh); nginx 1.26 serving HTTPS and HTTP/3 and
+# proxying over TLS on qtls (tests/nginx/run.sh). Each runs even when one before it fails;
 # make interop fails if any did.
 interop:
 	@scripts/deps.sh build $(CC_GROUP) interop h3 curl
 	@rc=0; tests/ngtcp2/run.sh || rc=1; tests/curl/run.sh || rc=1; tests/haproxy/run.sh || rc=1; \
-	    exit $$rc
+	    tests/nginx/run.sh || rc=1; exit $$rc
 
 # Post-quantum hybrid key exchange (tests/pq/README.md): OpenSSL 3.5 from Debian 13's source
 # (tests/pq/ossl35.sh, cached in build/ossl35: about 3 minutes the first time) and Go 1.24 from

@@ -34,7 +34,9 @@
 #   pq        make pq: dpkg-source and xz for OpenSSL 3.5's source package
 #             (tests/pq/ossl35.sh builds it, with perl's Configure); Go 1.24 is
 #             unpacked from Debian 13's .debs (tests/pq/go124.sh), not installed
-#   interop   what ngtcp2 0.12.1's source package needs to build its examples
+#   interop   what ngtcp2 0.12.1's source package needs to build its examples;
+#             for tests/nginx/run.sh, PCRE2 (nginx's rewrite module) and the
+#             clients h2load (nghttp2-client) and gnutls-cli (gnutls-bin)
 #   curl      what curl 7.88.1's source package needs for tests/curl/run.sh's
 #             build (GnuTLS, nghttp3, zlib; ngtcp2 is built from source) and its
 #             checks (gnutls-serv, binutils' readelf and nm)
@@ -60,6 +62,7 @@ packages() {
     interop)
         echo "autoconf automake libtool make g++ pkg-config dpkg-dev xz-utils openssl"
         echo "libssl-dev libnghttp3-dev libev-dev curl"
+        echo "libpcre2-dev zlib1g-dev nghttp2-client gnutls-bin"
         ;;
     curl)
         echo "autoconf automake libtool make pkg-config dpkg-dev xz-utils openssl libssl-dev"
