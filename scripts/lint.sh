@@ -135,7 +135,7 @@ fi
 report includes_go_down_the_layers "$n4"
 
 # ---- 5. EVP behind crypto/crypto.c ----
-EVP_FILES='crypto/crypto crypto/suites crypto/quic_crypto crypto/mlkem'
+EVP_FILES='crypto/crypto crypto/suites crypto/quic_crypto crypto/kex crypto/mlkem'
 EVP_KEY_OBJECT='EVP_PKEY_(free|up_ref|is_a|new|get_size|get_security_bits|set1_DH)'
 n5=0
 out=$(for o in $(objects); do

@@ -559,16 +559,16 @@ struct hs {
     int flight_pending;
 
     /* Key exchange */
-    EVP_PKEY *kex_key;
-    const struct group *kex_group;
+    struct kex_key kex_key[2];      /* client: the private halves, one per share offered */
+    const struct group *kex_group;  /* server: the group chosen; client: the first share's */
+    const struct group *kex_group2; /* client: a second share's (after a post-quantum first) */
     int hrr_done;
     /* §4.1.2, §D.4: the legacy_session_id the client sent (32 random bytes over TCP in
        middlebox compatibility mode, empty in QUIC), which the server echoes */
     uint8_t session_id[32];
     uint8_t session_id_len;
     uint8_t grease_seed[8]; /* client: RFC 8701 values, one seed for both ClientHellos */
-    uint8_t my_share[97];   /* our public key_share */
-    size_t my_share_len;
+    struct wr my_share; /* client: our KeyShareEntry list; server: our key_exchange */
 
     /* Client */
     uint32_t offered;     /* extensions the client sent, bit per enum ext_idx (a server records

@@ -713,12 +713,17 @@ static long negotiated_group_nid(const SSL *s)
     return g != NULL ? g->nid : 0;
 }
 
-/* OpenSSL 3.0's TLS names for the groups, from the NID SSL_get_negotiated_group returns. */
+/*
+ * OpenSSL 3.0's TLS names for the groups, from the NID SSL_get_negotiated_group returns; the
+ * post-quantum ones have no NID (TLSEXT_nid_unknown | id) and OpenSSL 3.5's names.
+ */
 const char *SSL_group_to_name(SSL *s, int nid)
 {
     const struct group *g = group_by_nid(nid);
     if (g == NULL)
         return NULL;
+    if (group_is_pq(g))
+        return g->name;
     switch (g->id) {
     case 0x001d:
         return "x25519";

@@ -716,7 +716,7 @@ static EVP_PKEY *generate_key(const struct group *g_)
     return key;
 }
 
-EVP_PKEY *crypto_kex_generate(const struct group *grp, struct wr *share_out)
+EVP_PKEY *crypto_ecdh_generate(const struct group *grp, struct wr *share_out)
 {
     /*
      * Handshakes on many threads pass here: the hook is only read while unset
@@ -778,8 +778,8 @@ static EVP_PKEY *peer_key(const struct group *grp, EVP_PKEY *priv, const uint8_t
     return pk;
 }
 
-size_t crypto_kex_derive(const struct group *grp, EVP_PKEY *priv, const uint8_t *peer,
-                         size_t peer_len, uint8_t *out, size_t out_cap)
+size_t crypto_ecdh_derive(const struct group *grp, EVP_PKEY *priv, const uint8_t *peer,
+                          size_t peer_len, uint8_t *out, size_t out_cap)
 {
     /* §4.2.8.2: only the uncompressed point form (0x04) is valid for the NIST curves. */
     struct rd r;

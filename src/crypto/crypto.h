@@ -44,18 +44,28 @@ static inline const SSL_CIPHER *suite_at(const struct suite_list *l, size_t i)
 const SSL_CIPHER *suite_by_tls_id(uint16_t tls_id);
 const SSL_CIPHER *suite_by_name(const char *name, size_t len);
 
-enum kex_kind { KEX_X25519, KEX_X448, KEX_EC };
+/* KEX_MLKEM: ML-KEM alone; KEX_HYBRID: ML-KEM with a classical group (draft-ietf-tls-ecdhe-mlkem) */
+enum kex_kind { KEX_X25519, KEX_X448, KEX_EC, KEX_MLKEM, KEX_HYBRID };
 
 struct group {
     uint16_t id;      /* NamedGroup */
-    const char *name; /* OpenSSL's name for the group list */
+    const char *name; /* OpenSSL's name for the group list (3.5's for the ML-KEM groups) */
     enum kex_kind kind;
-    int nid;          /* curve NID (EC) or key type (X25519/X448) */
-    size_t share_len; /* length of a valid key_exchange */
+    int nid;          /* curve NID (EC) or key type (X25519/X448); TLSEXT_nid_unknown | id else */
+    size_t share_len; /* length of a valid key_exchange from the client ... */
+    size_t server_share_len; /* ... and from the server (longer or shorter for a KEM) */
+    uint16_t classical;      /* KEX_HYBRID: the classical half's group */
+    uint8_t mlkem;           /* KEX_MLKEM, KEX_HYBRID: enum mlkem_param */
+    uint8_t ec_first;        /* KEX_HYBRID: the classical half comes first in shares and secret */
+    uint16_t secbits;        /* the security bits OpenSSL gives the group */
 };
+static inline int group_is_pq(const struct group *g)
+{
+    return g->kind == KEX_MLKEM || g->kind == KEX_HYBRID;
+}
 const struct group *group_by_id(uint16_t id);
 const struct group *group_by_name(const char *name, size_t len);
-#define QTLS_MAX_GROUPS 8
+#define QTLS_MAX_GROUPS 12
 
 struct sigscheme {
     uint16_t id;
@@ -139,16 +149,45 @@ QTLS_MUST_CHECK int crypto_digest(enum qtls_hash h, const uint8_t *data, size_t 
                                   uint8_t *out);
 
 /*
- * Key exchange. kex_generate makes a key pair and appends its public share;
- * kex_derive computes the shared secret with the peer's share, rejecting
- * malformed points. Returns the secret length, 0 on failure.
+ * Classical (EC)DH (crypto.c), for X25519, X448 and the NIST curves. ecdh_generate makes a key
+ * pair and appends its public share; ecdh_derive computes the shared secret with the peer's
+ * share, rejecting malformed points. Returns the secret length, 0 on failure.
  */
-EVP_PKEY *crypto_kex_generate(const struct group *g, struct wr *share_out);
-QTLS_MUST_CHECK size_t crypto_kex_derive(const struct group *g, EVP_PKEY *priv,
+EVP_PKEY *crypto_ecdh_generate(const struct group *g, struct wr *share_out);
+QTLS_MUST_CHECK size_t crypto_ecdh_derive(const struct group *g, EVP_PKEY *priv,
+                                          const uint8_t *peer, size_t peer_len, uint8_t *out,
+                                          size_t out_cap);
+/* Test hook: the private key ecdh_generate should use next (consumed once). */
+void crypto_set_test_kex_key(EVP_PKEY *key);
+
+/*
+ * Key exchange for any group (kex.c), classical, ML-KEM or hybrid (RFC 8446 §4.2.8,
+ * draft-ietf-tls-ecdhe-mlkem). The client generates (its private halves stay in a kex_key)
+ * and derives from the server's share; the server responds to the client's share at once:
+ * its own share (an ML-KEM ciphertext for a KEM) and the secret. Secrets are at most
+ * CRYPTO_KEX_MAX_SECRET bytes; 0 on failure, with an error queued (SSL_R_BAD_KEY_SHARE for a
+ * share that is not valid: the caller sends illegal_parameter).
+ */
+#define CRYPTO_KEX_MAX_SECRET 128
+struct kex_key {
+    EVP_PKEY *ec;  /* the classical half */
+    EVP_PKEY *kem; /* the ML-KEM half, libcrypto's (OpenSSL 3.5 and later) ... */
+    uint8_t *dk;   /* ... or qtls's own (mlkem.c): the decapsulation key */
+};
+QTLS_MUST_CHECK int crypto_kex_generate(const struct group *g, struct kex_key *key,
+                                        struct wr *share_out);
+QTLS_MUST_CHECK size_t crypto_kex_derive(const struct group *g, struct kex_key *key,
                                          const uint8_t *peer, size_t peer_len, uint8_t *out,
                                          size_t out_cap);
-/* Test hook: the private key kex_generate should use next (consumed once). */
-void crypto_set_test_kex_key(EVP_PKEY *key);
+QTLS_MUST_CHECK size_t crypto_kex_respond(const struct group *g, const uint8_t *peer,
+                                          size_t peer_len, struct wr *share_out, uint8_t *out,
+                                          size_t out_cap);
+/* Frees the private halves (wiped) and empties key. */
+void crypto_kex_key_clear(struct kex_key *key);
+/* 1 when ML-KEM comes from libcrypto (3.5 and later), 0 when from mlkem.c. */
+int crypto_kex_mlkem_from_libcrypto(void);
+/* Test hook: 1 makes qtls use its own ML-KEM even where libcrypto has one; 0 restores. */
+void crypto_set_test_own_mlkem(int on);
 
 /* Signatures for CertificateVerify. */
 QTLS_MUST_CHECK int crypto_key_matches_scheme(EVP_PKEY *key, const struct sigscheme *s);

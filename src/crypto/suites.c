@@ -7,6 +7,7 @@
 
 #include "base/base.h"
 #include "crypto/crypto.h"
+#include "crypto/mlkem.h"
 
 #include <string.h>
 #include <strings.h>
@@ -82,11 +83,33 @@ int suites_parse_list(const char *str, struct suite_list *out)
 /* Groups (RFC 8446 §4.2.7)                                            */
 /* ------------------------------------------------------------------ */
 
+/* The classical groups; a share is the same length both ways. */
+#define CLASSICAL(id, name, kind, nid, len, bits) {id, name, kind, nid, len, len, 0, 0, 0, bits}
+/*
+ * draft-ietf-tls-ecdhe-mlkem §4: a hybrid share is the two halves' concatenated, the client's
+ * ML-KEM half an encapsulation key, the server's a ciphertext; X25519MLKEM768 puts ML-KEM
+ * first, the SecP groups the curve. ML-KEM alone is draft-ietf-tls-mlkem. No NID: OpenSSL 3.5
+ * reports TLSEXT_nid_unknown | id for them too.
+ */
+#define HYBRID(id, name, ec, ec_len, mlkem, ek_len, ct_len, ec_first, bits)                        \
+    {id, name, KEX_HYBRID, TLSEXT_nid_unknown | (id), (ec_len) + (ek_len), (ec_len) + (ct_len), ec, \
+     mlkem, ec_first, bits}
+#define PURE_MLKEM(id, name, mlkem, ek_len, ct_len, bits)                                          \
+    {id, name, KEX_MLKEM, TLSEXT_nid_unknown | (id), ek_len, ct_len, 0, mlkem, 0, bits}
+
 static const struct group groups[] = {
-    {0x001d, "X25519", KEX_X25519, NID_X25519, 32},
-    {0x0017, "P-256", KEX_EC, NID_X9_62_prime256v1, 65}, /* 0x04 || x || y */
-    {0x0018, "P-384", KEX_EC, NID_secp384r1, 97},
-    {0x001e, "X448", KEX_X448, NID_X448, 56},
+    CLASSICAL(0x001d, "X25519", KEX_X25519, NID_X25519, 32, 128),
+    CLASSICAL(0x0017, "P-256", KEX_EC, NID_X9_62_prime256v1, 65, 128), /* 0x04 || x || y */
+    CLASSICAL(0x0018, "P-384", KEX_EC, NID_secp384r1, 97, 192),
+    CLASSICAL(0x001e, "X448", KEX_X448, NID_X448, 56, 224),
+    HYBRID(0x11ec, "X25519MLKEM768", 0x001d, 32, MLKEM_768, MLKEM768_EK_LEN, MLKEM768_CT_LEN, 0,
+           192),
+    HYBRID(0x11eb, "SecP256r1MLKEM768", 0x0017, 65, MLKEM_768, MLKEM768_EK_LEN,
+           MLKEM768_CT_LEN, 1, 192),
+    HYBRID(0x11ed, "SecP384r1MLKEM1024", 0x0018, 97, MLKEM_1024, MLKEM1024_EK_LEN,
+           MLKEM1024_CT_LEN, 1, 256),
+    PURE_MLKEM(0x0201, "MLKEM768", MLKEM_768, MLKEM768_EK_LEN, MLKEM768_CT_LEN, 192),
+    PURE_MLKEM(0x0202, "MLKEM1024", MLKEM_1024, MLKEM1024_EK_LEN, MLKEM1024_CT_LEN, 256),
 };
 #define NUM_GROUPS (sizeof(groups) / sizeof(groups[0]))
 
@@ -97,7 +120,8 @@ static const struct {
 } group_names[] = {
     {"X25519", 0x001d},    {"P-256", 0x0017},     {"prime256v1", 0x0017},
     {"secp256r1", 0x0017}, {"P-384", 0x0018},     {"secp384r1", 0x0018},
-    {"X448", 0x001e},
+    {"X448", 0x001e},      {"X25519MLKEM768", 0x11ec}, {"SecP256r1MLKEM768", 0x11eb},
+    {"SecP384r1MLKEM1024", 0x11ed}, {"MLKEM768", 0x0201},  {"MLKEM1024", 0x0202},
 };
 
 /*
@@ -174,7 +198,26 @@ static int groups_commit(const uint16_t *list, size_t count, uint16_t *out, uint
     return 1;
 }
 
-/* Unlike suite lists, an unknown or empty name fails the whole list, as in OpenSSL. */
+/* The next name of a groups list: up to ':' or '/', without the blanks around it. */
+static size_t next_group_name(const char **p, const char **end)
+{
+    while (**p == ' ' || **p == '\t')
+        (*p)++;
+    *end = *p + strcspn(*p, ":/");
+    size_t len = (size_t)(*end - *p);
+    while (len > 0 && ((*p)[len - 1] == ' ' || (*p)[len - 1] == '\t'))
+        len--;
+    return len;
+}
+
+/*
+ * Unlike suite lists, an unknown or empty name fails the whole list, as in OpenSSL, unless it
+ * has OpenSSL 3.5's '?' (ignore it if unknown). 3.5's other syntax is taken too: '/' between
+ * preference tuples (read as ':': the server takes the first of its groups that has a share,
+ * then asks for the first supported one) and '*' marking the groups a client sends shares for
+ * (qtls's choice is its own: the first group, and the first classical one after a
+ * post-quantum first, which is what 3.5's default marks ask for; docs/limits.md).
+ */
 int groups_parse_list(const char *str, uint16_t *out, uint8_t *n)
 {
     uint16_t list[QTLS_MAX_GROUPS];
@@ -184,17 +227,20 @@ int groups_parse_list(const char *str, uint16_t *out, uint8_t *n)
         return 0;
     }
     for (const char *p = str;;) {
-        const char *end = strchr(p, ':');
-        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+        const char *end;
+        size_t len = next_group_name(&p, &end);
+        int optional = 0;
+        for (; len > 0 && (*p == '?' || *p == '*'); p++, len--)
+            optional |= *p == '?';
         const struct group *g = group_by_name(p, len);
-        if (g == NULL && !group_name_skipped(p, len)) {
+        if (g == NULL && !optional && !group_name_skipped(p, len)) {
             ERR_raise_data(ERR_LIB_SSL, ERR_R_PASSED_INVALID_ARGUMENT,
                            "group '%.*s' cannot be set", (int)len, p);
             return 0;
         }
         if (g != NULL && !group_append(list, &count, g->id))
             return 0;
-        if (end == NULL)
+        if (*end == '\0')
             break;
         p = end + 1;
     }

@@ -63,16 +63,62 @@ static enum hs_wait next(SSL *c, enum client_state s, enum hs_wait w)
     return set_state(c, s) ? w : HS_ERROR;
 }
 
-static int make_key_share(SSL *c, const struct group *g)
+static void drop_key_shares(struct hs *hs)
+{
+    crypto_kex_key_clear(&hs->kex_key[0]);
+    crypto_kex_key_clear(&hs->kex_key[1]);
+    wr_reset_public(&hs->my_share);
+}
+
+/* Key pairs for g (and g2 unless NULL) and their KeyShareEntry list, in that order (§4.2.8). */
+static int make_key_shares(SSL *c, const struct group *g, const struct group *g2)
 {
     struct hs *hs = c->hs;
-    struct wr share;
-    EVP_PKEY_free(hs->kex_key);
-    wr_init_fixed(&share, hs->my_share, sizeof(hs->my_share));
+    const struct group *gs[2] = {g, g2};
+    drop_key_shares(hs);
     hs->kex_group = g;
-    hs->kex_key = crypto_kex_generate(g, &share);
-    hs->my_share_len = share.len;
-    return hs->kex_key != NULL || qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+    hs->kex_group2 = g2;
+    for (size_t i = 0; i < 2 && gs[i] != NULL; i++) {
+        wr_u16(&hs->my_share, gs[i]->id);
+        size_t ke = wr_open_vec(&hs->my_share, 2);
+        if (!crypto_kex_generate(gs[i], &hs->kex_key[i], &hs->my_share))
+            return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
+        wr_close_vec(&hs->my_share, ke, 2);
+    }
+    return wr_ok(&hs->my_share) || qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_MALLOC_FAILURE);
+}
+
+/*
+ * The key shares of the first ClientHello: the first group configured that the security level
+ * allows; when that one is post-quantum, the first classical group too, so that a server
+ * without it needs no HelloRetryRequest (as OpenSSL 3.5 and the browsers send X25519MLKEM768
+ * with X25519).
+ */
+static int first_key_shares(SSL *c)
+{
+    const struct group *g = NULL, *g2 = NULL;
+    for (size_t i = 0; i < c->n_groups; i++) {
+        const struct group *gi = seclevel_group_ok(c, c->groups[i]) ? group_by_id(c->groups[i])
+                                                                   : NULL;
+        if (g == NULL)
+            g = gi;
+        else if (gi != NULL && group_is_pq(g) && !group_is_pq(gi) && g2 == NULL)
+            g2 = gi;
+    }
+    if (g == NULL)
+        return qtls_fail(c, SSL_AD_INTERNAL_ERROR,
+                         c->n_groups > 0 ? SSL_R_NO_SUITABLE_GROUPS : SSL_R_NO_SHARED_GROUPS);
+    return make_key_shares(c, g, g2);
+}
+
+/* The key we made for the group the server names, NULL if we sent no share for it. */
+static struct kex_key *key_share_for(struct hs *hs, uint16_t group_id)
+{
+    if (group_id == hs->kex_group->id)
+        return &hs->kex_key[0];
+    if (hs->kex_group2 != NULL && group_id == hs->kex_group2->id)
+        return &hs->kex_key[1];
+    return NULL;
 }
 
 /*
@@ -88,16 +134,8 @@ static enum hs_wait do_send_client_hello(SSL *c)
     if (c->alpn_len == 0 && !c->tcp) /* RFC 9001 §8.1 */
         return hs_fail(c, SSL_AD_INTERNAL_ERROR, SSL_R_NO_APPLICATION_PROTOCOL);
     if (!hs->hrr_done) {
-        /* The key share: the first group configured that the security level allows. */
-        const struct group *g = NULL;
-        for (size_t i = 0; g == NULL && i < c->n_groups; i++)
-            if (seclevel_group_ok(c, c->groups[i]))
-                g = group_by_id(c->groups[i]);
-        if (g == NULL)
-            return hs_fail(c, SSL_AD_INTERNAL_ERROR,
-                           c->n_groups > 0 ? SSL_R_NO_SUITABLE_GROUPS : SSL_R_NO_SHARED_GROUPS);
         if (!crypto_random(c->client_random, sizeof(c->client_random)) ||
-            !crypto_random(hs->grease_seed, sizeof(hs->grease_seed)) || !make_key_share(c, g))
+            !crypto_random(hs->grease_seed, sizeof(hs->grease_seed)) || !first_key_shares(c))
             return HS_ERROR;
         /* §D.4: over TCP in middlebox compatibility mode, a fresh 32-byte session id */
         if (c->tcp && (c->options & SSL_OP_ENABLE_MIDDLEBOX_COMPAT)) {
@@ -159,13 +197,13 @@ static enum hs_wait process_hello_retry_request(SSL *c, const struct rd *whole)
     if (hs->early_data_offered) /* §4.2.10: the second ClientHello carries no 0-RTT */
         c->early_data_reason = ssl_early_data_hello_retry_request;
     if (hello_has(c, EXT_KEY_SHARE)) {
-        /* §4.2.8: a group we support, and not the one we already sent. */
+        /* §4.2.8: a group we support, and not one we already sent a share for. */
         int ours = 0;
         for (size_t i = 0; i < c->n_groups; i++)
             ours |= c->groups[i] == group_id && seclevel_group_ok(c, group_id);
-        if (!ours || group_id == hs->kex_group->id || group_by_id(group_id) == NULL)
+        if (!ours || key_share_for(hs, group_id) != NULL || group_by_id(group_id) == NULL)
             return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE);
-        if (!make_key_share(c, group_by_id(group_id)))
+        if (!make_key_shares(c, group_by_id(group_id), NULL))
             return HS_ERROR;
     }
     if (!hs_ends_record(c))
@@ -179,18 +217,18 @@ static enum hs_wait process_server_hello(SSL *c, const struct rd *whole)
     struct hs *hs = c->hs;
     struct rd share = hs->hello.share;
     uint16_t group_id = hs->hello.group;
-    uint8_t ecdhe[128];
+    uint8_t ecdhe[CRYPTO_KEX_MAX_SECRET];
     if (!hello_has(c, EXT_KEY_SHARE))
         return hs_fail(c, SSL_AD_MISSING_EXTENSION, QTLS_R_MISSING_EXTENSION);
-    if (group_id != hs->kex_group->id)
+    struct kex_key *key = key_share_for(hs, group_id);
+    if (key == NULL) /* §4.2.8: the group of a share we sent */
         return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE);
-    size_t n = crypto_kex_derive(hs->kex_group, hs->kex_key, share.p, share.n, ecdhe,
+    size_t n = crypto_kex_derive(group_by_id(group_id), key, share.p, share.n, ecdhe,
                                  sizeof(ecdhe));
     if (n == 0)
         return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
     c->group_id = group_id;
-    EVP_PKEY_free(hs->kex_key);
-    hs->kex_key = NULL;
+    drop_key_shares(hs);
     int ok = psk_client_server_hello(c) &&
              transcript_set_hash(&hs->transcript, c->cipher->hash) && msg_consume(c, whole) &&
              set_state(c, CS_READ_ENCRYPTED_EXTENSIONS) && sec_derive_handshake(c, ecdhe, n);

@@ -373,10 +373,7 @@ static int write_key_share_ch(SSL *c, struct wr *w)
         wr_u16(w, 1);
         wr_u8(w, 0);
     }
-    wr_u16(w, hs->kex_group->id);
-    size_t ke = wr_open_vec(w, 2);
-    wr_bytes(w, hs->my_share, hs->my_share_len);
-    wr_close_vec(w, ke, 2);
+    wr_bytes(w, hs->my_share.buf, wr_len(&hs->my_share)); /* the entries, client.c */
     wr_close_vec(w, list, 2);
     return 1;
 }
@@ -385,7 +382,7 @@ static int write_key_share_sh(SSL *c, struct wr *w)
 {
     wr_u16(w, c->hs->kex_group->id);
     size_t ke = wr_open_vec(w, 2);
-    wr_bytes(w, c->hs->my_share, c->hs->my_share_len);
+    wr_bytes(w, c->hs->my_share.buf, wr_len(&c->hs->my_share));
     wr_close_vec(w, ke, 2);
     return 1;
 }

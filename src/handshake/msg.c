@@ -24,7 +24,9 @@ void hs_free(SSL *c)
     wr_free(&hs->cookie);
     wr_free(&hs->peer_share);
     wr_free(&hs->cert_request_context);
-    EVP_PKEY_free(hs->kex_key);
+    crypto_kex_key_clear(&hs->kex_key[0]);
+    crypto_kex_key_clear(&hs->kex_key[1]);
+    wr_free_public(&hs->my_share);
     cert_cfg_free(&hs->cert);
     OPENSSL_clear_free(hs, sizeof(*hs)); /* wipes every secret in it */
     c->hs = NULL;

@@ -367,22 +367,18 @@ static enum hs_wait do_send_server_hello(SSL *c)
 {
     struct hs *hs = c->hs;
     struct wr *w = &hs->out;
-    uint8_t random[32], ecdhe[128];
-    struct wr sw;
-    wr_init_fixed(&sw, hs->my_share, sizeof(hs->my_share));
+    uint8_t random[32], ecdhe[CRYPTO_KEX_MAX_SECRET];
     if (!crypto_random(random, sizeof(random)))
         return HS_ERROR;
-    EVP_PKEY *key = crypto_kex_generate(hs->kex_group, &sw);
-    if (key == NULL)
-        return hs_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
-    size_t n = crypto_kex_derive(hs->kex_group, key, hs->peer_share.buf, hs->peer_share.len,
-                                 ecdhe, sizeof(ecdhe));
-    EVP_PKEY_free(key);
+    wr_reset_public(&hs->my_share);
+    size_t n = crypto_kex_respond(hs->kex_group, hs->peer_share.buf, hs->peer_share.len,
+                                  &hs->my_share, ecdhe, sizeof(ecdhe));
     wr_free(&hs->peer_share);
-    if (n == 0)
+    if (n == 0 && ERR_GET_REASON(ERR_peek_last_error()) == SSL_R_BAD_KEY_SHARE)
         return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
+    if (n == 0 || !wr_ok(&hs->my_share))
+        return hs_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
     c->group_id = hs->kex_group->id;
-    hs->my_share_len = wr_len(&sw);
     size_t at = write_server_hello_head(c, random);
     size_t exts = wr_open_vec(w, 2);
     /* supported_versions, key_share, pre_shared_key when resuming */

@@ -91,28 +91,13 @@ int seclevel_check_chain(const SSL *s, const SSL_CTX *ctx, STACK_OF(X509) *chain
     return 1;
 }
 
-/* The security bits OpenSSL gives each group (its TLS_GROUP_INFO secbits). */
-static int group_bits(uint16_t id)
-{
-    switch (id) {
-    case 0x001d: /* X25519 */
-    case 0x0017: /* P-256 */
-        return 128;
-    case 0x0018: /* P-384 */
-        return 192;
-    case 0x001e: /* X448 */
-        return 224;
-    default:
-        return 0;
-    }
-}
-
+/* The group's security bits are OpenSSL's (its TLS_GROUP_INFO secbits), in the table. */
 int seclevel_group_ok(const SSL *c, uint16_t id)
 {
     const struct group *g = group_by_id(id);
     uint16_t gid = id;
-    return g != NULL &&
-           seclevel_allow(c, NULL, SSL_SECOP_CURVE_SUPPORTED, group_bits(id), g->nid, &gid);
+    return g != NULL && seclevel_allow(c, NULL, SSL_SECOP_CURVE_SUPPORTED, g->secbits, g->nid,
+                                       &gid);
 }
 
 /* ------------------------------------------------------------------ */
