@@ -528,7 +528,7 @@ FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS   = -std=c11 -O1 -g -fno-omit-frame-pointer $(WARN) $(FUZZ_SAN) -DQTLS_FUZZING \
     -DQTLS_FUZZ_CERTS='"$(CURDIR)/$(FUZZ_BUILD)/certs"'
 FUZZ_TARGETS  = fuzz_server fuzz_client fuzz_session fuzz_provide fuzz_ticket fuzz_packet \
-    fuzz_cert_comp fuzz_record $(if $(HAVE_NGTCP2),fuzz_token)
+    fuzz_cert_comp fuzz_record fuzz_mlkem $(if $(HAVE_NGTCP2),fuzz_token)
 FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/%)
 FUZZ_OBJS     = $(SRCS:src/%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_BUILD)/obj/mock_quic.o
 # fuzz_token: the ngtcp2 backend's token verification, with libngtcp2 (make fuzz installs it).
