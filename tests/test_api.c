@@ -62,17 +62,18 @@ static void fresh_ctx_reports_openssl_defaults(void **state)
     assert_non_null(SSL_CTX_get_cert_store(ctx));
     assert_non_null(SSL_CTX_get0_param(ctx));
     assert_ptr_equal(SSL_CTX_get_ssl_method(ctx), TLS_method());
-    /* Default suites: GCM and ChaCha20, no CCM; X25519 first among the groups. */
+    /* Default suites: GCM and ChaCha20, no CCM; groups as OpenSSL 3.5's, X25519MLKEM768 first. */
     assert_int_equal(ctx->suites.n, 3);
     assert_int_equal(SSL_CIPHER_get_id(suite_at(&ctx->suites, 0)), TLS1_3_CK_AES_128_GCM_SHA256);
     assert_int_equal(SSL_CIPHER_get_id(suite_at(&ctx->suites, 1)), TLS1_3_CK_AES_256_GCM_SHA384);
     assert_int_equal(SSL_CIPHER_get_id(suite_at(&ctx->suites, 2)),
                      TLS1_3_CK_CHACHA20_POLY1305_SHA256);
-    assert_int_equal(ctx->n_groups, 4);
-    assert_int_equal(ctx->groups[0], 0x001d);
-    assert_int_equal(ctx->groups[1], 0x0017);
-    assert_int_equal(ctx->groups[2], 0x0018);
-    assert_int_equal(ctx->groups[3], 0x001e);
+    assert_int_equal(ctx->n_groups, 5);
+    assert_int_equal(ctx->groups[0], 0x11ec);
+    assert_int_equal(ctx->groups[1], 0x001d);
+    assert_int_equal(ctx->groups[2], 0x0017);
+    assert_int_equal(ctx->groups[3], 0x0018);
+    assert_int_equal(ctx->groups[4], 0x001e);
     SSL_CTX_free(ctx);
 }
 

@@ -130,7 +130,7 @@ static struct cur get_vec(struct cur *c, int width) { return get_bytes(c, get_in
 /* Extension lists                                                     */
 /* ------------------------------------------------------------------ */
 
-#define EXT_CAP 1024
+#define EXT_CAP 2048 /* a ClientHello's key_share: X25519MLKEM768's 1216 bytes and X25519's */
 #define MAX_EXTS 24
 
 struct ext {

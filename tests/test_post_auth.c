@@ -31,7 +31,7 @@
 #define CR_CONTEXT_LEN 32 /* OpenSSL's and qtls's certificate_request_context */
 
 /* The handshake messages one side's message callback saw: type, direction, the first bytes. */
-#define SEEN_HEAD 1024
+#define SEEN_HEAD 2048 /* a whole ClientHello, post-quantum key share included */
 struct seen {
     int n;
     struct {

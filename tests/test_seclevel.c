@@ -207,13 +207,22 @@ static void groups_follow_the_level(void **state)
     struct mock_pair p;
     SSL_CTX *cctx = mock_client_ctx(), *sctx = mock_server_ctx("ecdsa256");
     assert_true(mock_pair_init(&p, cctx, sctx));
-    SSL_set_security_level(p.client.ssl, 4); /* 192 bits: P-384 and X448 are left */
+    SSL_set_security_level(p.client.ssl, 4); /* 192 bits: X25519MLKEM768, P-384, X448 left */
+    assert_int_equal(mock_handshake(&p, 0), 1);
+    assert_int_equal(SSL_get_negotiated_group(p.client.ssl), TLSEXT_nid_unknown | 0x11ec);
+    int nids[8];
+    assert_int_equal(SSL_get1_groups(p.server.ssl, nids), 3); /* what the client offered */
+    assert_int_equal(nids[0], TLSEXT_nid_unknown | 0x11ec);
+    assert_int_equal(nids[1], NID_secp384r1);
+    assert_int_equal(nids[2], NID_X448);
+    mock_pair_free(&p);
+
+    /* Without the hybrid, P-384 is the first group left (X25519, P-256 are below the level). */
+    assert_true(mock_pair_init(&p, cctx, sctx));
+    assert_int_equal(SSL_set1_groups_list(p.client.ssl, "X25519:P-256:P-384:X448"), 1);
+    SSL_set_security_level(p.client.ssl, 4);
     assert_int_equal(mock_handshake(&p, 0), 1);
     assert_int_equal(SSL_get_negotiated_group(p.client.ssl), NID_secp384r1);
-    int nids[8];
-    assert_int_equal(SSL_get1_groups(p.server.ssl, nids), 2); /* what the client offered */
-    assert_int_equal(nids[0], NID_secp384r1);
-    assert_int_equal(nids[1], NID_X448);
     mock_pair_free(&p);
 
     /* A server at level 4 does not accept the client's 128-bit groups. */

@@ -30,8 +30,11 @@ const SSL_METHOD *TLS_server_method(void) { return &method_server; }
 /* Lifetime                                                            */
 /* ------------------------------------------------------------------ */
 
-/* The groups of a fresh context: X25519 first, since it is the key share sent. */
-static const char default_groups[] = "X25519:P-256:P-384:X448";
+/*
+ * The groups of a fresh context, as OpenSSL 3.5 and the browsers: X25519MLKEM768 first, whose
+ * share goes with one of X25519 (client.c), then the classical groups.
+ */
+static const char default_groups[] = "X25519MLKEM768:X25519:P-256:P-384:X448";
 
 static int ctx_set_defaults(SSL_CTX *ctx)
 {
