@@ -23,7 +23,12 @@
 #                        X25519MLKEM768:X25519): X25519MLKEM768. Go 1.24's client is given
 #                        X25519:X25519MLKEM768, but crypto/tls keeps its own order of
 #                        CurvePreferences (the hybrid first)
-# Whether the last three need a HelloRetryRequest depends on the key shares the client sends,
+#   server_classical_first  server X25519:X25519MLKEM768, client default (shares for both,
+#                        the hybrid first): OpenSSL 3.5's server takes the client's preference
+#                        within a tuple, X25519MLKEM768; Go's keeps its own order, the same;
+#                        qtls's takes the first of its own groups with a share (docs/limits.md
+#                        "key shares"), X25519. hrr=0
+# Whether fallback_x25519, fallback_two_shares and server_prefers_hybrid need a HelloRetryRequest depends on the key shares the client sends,
 # which each implementation chooses its own way (key_shares_of below):
 #   OpenSSL 3.5  the groups marked "*", or the first group alone when none is marked
 #   qtls         the first group and, when that is post-quantum, the first classical group
@@ -64,7 +69,7 @@ mkdir -p "$LOGS"
 
 PEERS=${PQ_PEERS:-"ossl35 go124"}
 CASES="x25519mlkem768 secp256r1mlkem768 secp384r1mlkem1024 mlkem768 mlkem1024 default
-fallback_x25519 fallback_two_shares server_prefers_hybrid"
+fallback_x25519 fallback_two_shares server_prefers_hybrid server_classical_first"
 
 SERVER_PIDS=()
 stop_servers() {
@@ -130,6 +135,7 @@ groups_of() { # CASE ROLE KIND: the --groups value, empty for none
     fallback_two_shares)
         [ "$role" = server ] && echo X25519 || echo '*X25519MLKEM768:*X25519'
         ;;
+    server_classical_first) [ "$role" = server ] && echo X25519:X25519MLKEM768 ;;
     server_prefers_hybrid)
         if [ "$role" = server ]; then
             is_go "$k" && echo X25519MLKEM768:X25519 || echo X25519MLKEM768/X25519
@@ -157,8 +163,18 @@ key_shares_of() { # CLIENT_KIND
     esac
 }
 
+# The server's choice among the client's key shares: qtls (its own first group with a share)
+# or client (OpenSSL 3.5's default, the client's first share within the tuple; Go's own fixed
+# order gives the same here).
+server_choice_of() { # SERVER_KIND
+    case $1 in
+    qtls) case $UNDER_TEST_LIB in qtls-*) echo qtls ;; *) echo client ;; esac ;;
+    *) echo client ;;
+    esac
+}
+
 # What must hold on both sides: "group=NAME hrr=N".
-expect_of() { # CASE CLIENT_KIND
+expect_of() { # CASE CLIENT_KIND SERVER_KIND
     local c=$1 ks
     ks=$(key_shares_of "$2")
     case $c in
@@ -169,6 +185,10 @@ expect_of() { # CASE CLIENT_KIND
     mlkem1024) echo "group=MLKEM1024 hrr=0" ;;
     fallback_x25519) [ "$ks" = openssl35 ] && echo "group=X25519 hrr=1" || echo "group=X25519 hrr=0" ;;
     fallback_two_shares) echo "group=X25519 hrr=0" ;;
+    server_classical_first)
+        [ "$(server_choice_of "$3")" = qtls ] && echo "group=X25519 hrr=0" ||
+            echo "group=X25519MLKEM768 hrr=0"
+        ;;
     server_prefers_hybrid)
         [ "$ks" = qtls ] && echo "group=X25519MLKEM768 hrr=1" || echo "group=X25519MLKEM768 hrr=0"
         ;;
@@ -306,7 +326,7 @@ run_case() { # CLIENT_KIND SERVER_KIND CASE
     check_value "$clog" close ok client
     check_value "$slog" close ok server
     check_agree "$clog" "$slog"
-    for kv in $(expect_of "$c" "$ck"); do
+    for kv in $(expect_of "$c" "$ck" "$sk"); do
         check_value "$clog" "${kv%%=*}" "${kv#*=}" "client ($ck)"
         check_value "$slog" "${kv%%=*}" "${kv#*=}" "server ($sk)"
     done
