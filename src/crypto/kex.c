@@ -211,14 +211,14 @@ size_t crypto_kex_derive(const struct group *g, struct kex_key *key, const uint8
                          size_t peer_len, uint8_t *out, size_t out_cap)
 {
     size_t n = 0;
+    if (!group_is_pq(g)) /* its own checks: a compressed point is "bad ecpoint" (§4.2.8.2) */
+        return crypto_ecdh_derive(g, key->ec, peer, peer_len, out, out_cap);
     if (out_cap < CRYPTO_KEX_MAX_SECRET || peer_len != g->server_share_len)
-        return kex_failed(out, out_cap); /* §4.2.8, draft §4: the ciphertext's length too */
+        return kex_failed(out, out_cap); /* draft-ietf-tls-ecdhe-mlkem §4: the ciphertext's too */
     if (g->kind == KEX_MLKEM)
         n = kem_decaps(g->mlkem, key, peer, out) ? MLKEM_SS_LEN : 0;
-    else if (g->kind == KEX_HYBRID)
-        n = hybrid_derive(g, key, peer, out);
     else
-        return crypto_ecdh_derive(g, key->ec, peer, peer_len, out, out_cap);
+        n = hybrid_derive(g, key, peer, out);
     return n != 0 ? n : kex_failed(out, out_cap);
 }
 
