@@ -457,18 +457,36 @@ bogo-run: $(BUILD)/libqtls.a
 # Handshake benchmark (bench/README.md): OpenSSL 3.0 libssl, GnuTLS 3.7 in QUIC mode and
 # qtls, same configuration, interleaved rounds, one program per library (libssl and libqtls
 # define the same SSL_* symbols); and TLS over TCP, bench/bench_tcp.c built once on libssl and
-# once on libqtls. make bench [CALLGRIND=1] [ROUNDS=9] [N=2000]
+# once on libqtls. make bench [CALLGRIND=1] [ROUNDS=9] [N=2000]; then the post-quantum rows
+# (bench/pq.sh: first flights, X25519MLKEM768 handshakes against X25519's, qtls's own ML-KEM
+# against OpenSSL 3.5's from tests/pq/ossl35.sh). make bench-pq runs those alone.
 BENCH_DIR    = $(BUILD)/bench
 BENCH_CFLAGS = -std=c11 -O2 -g -pthread $(WARN) -D_GNU_SOURCE $(CFLAGS)
 BENCH_DEPS   = bench/bench_common.c bench/bench_common.h
-.PHONY: bench bench-run
+.PHONY: bench bench-run bench-pq bench-pq-run
 bench:
-	@scripts/deps.sh build $(CC_GROUP) certs gnutls $(if $(CALLGRIND),callgrind)
+	@scripts/deps.sh build $(CC_GROUP) certs gnutls pq $(if $(CALLGRIND),callgrind)
+	@tests/pq/ossl35.sh $(OSSL35)
 	@$(SUBMAKE) bench-run
 
 bench-run: $(BENCH_DIR)/bench_openssl $(BENCH_DIR)/bench_gnutls $(BENCH_DIR)/bench_qtls \
-    $(BENCH_DIR)/bench_tcp_openssl $(BENCH_DIR)/bench_tcp_qtls $(BENCH_DIR)/libheapcount.so
+    $(BENCH_DIR)/bench_tcp_openssl $(BENCH_DIR)/bench_tcp_qtls $(BENCH_DIR)/libheapcount.so \
+    $(BENCH_DIR)/bench_mlkem
 	@bench/run.sh $(BENCH_DIR)
+	@bench/pq.sh $(BENCH_DIR) $(OSSL35)
+
+bench-pq:
+	@scripts/deps.sh build $(CC_GROUP) certs pq
+	@tests/pq/ossl35.sh $(OSSL35)
+	@$(SUBMAKE) bench-pq-run
+
+bench-pq-run: $(BENCH_DIR)/bench_qtls $(BENCH_DIR)/bench_mlkem
+	@bench/pq.sh $(BENCH_DIR) $(OSSL35)
+
+# qtls's own ML-KEM (libqtls.a) and libcrypto's, whichever libcrypto it runs on
+$(BENCH_DIR)/bench_mlkem: bench/bench_mlkem.c src/crypto/mlkem.h $(BUILD)/libqtls.a
+	@mkdir -p $(@D)
+	$(CC) -Isrc $(BENCH_CFLAGS) -o $@ $< $(BUILD)/libqtls.a $(QTLS_LIBS)
 
 $(BENCH_DIR)/bench_openssl: bench/bench_openssl.c $(BENCH_DEPS)
 	@mkdir -p $(@D)

@@ -30,12 +30,17 @@ struct qside {
 struct qpair {
     struct qside c, s;
     int client_hellos; /* 2 after a HelloRetryRequest */
+    size_t c_initial, s_initial; /* bytes each side wrote at the initial level */
 };
 
 static SSL_CTX *cctx, *cctx_wrong_ca, *sctx;
 /* -s resume / early: contexts with one ticket per handshake; -s hrr: a client keying P-256 first */
 static SSL_CTX *cctx_t, *sctx_t, *cctx_hrr;
 static enum { FULL, RESUME, EARLY, HRR, COLD } scen;
+/* -s pq: X25519MLKEM768 on both sides; -s pq2: the client also sends an X25519 share, as
+ * OpenSSL 3.5's and qtls's defaults do. Full handshakes otherwise. */
+static int want_group = NID_X25519;
+static const char *scen_name = "full";
 /*
  * Per thread (-T: threads share the contexts above, never a connection): the client's
  * session store ("on disk", the last ticket as i2d_SSL_SESSION wrote it) and the one
@@ -187,6 +192,13 @@ static int cold_prepare(void)
 
 static int scenario(const char *name)
 {
+    scen_name = name;
+    if (strcmp(name, "pq") == 0 || strcmp(name, "pq2") == 0) {
+        const char *client = name[2] == '2' ? "X25519MLKEM768:X25519" : "X25519MLKEM768";
+        want_group = TLSEXT_nid_unknown | 0x11ec;
+        return SSL_CTX_set1_groups_list(cctx, client) == 1 &&
+               SSL_CTX_set1_groups_list(sctx, "X25519MLKEM768:X25519") == 1;
+    }
     if (strcmp(name, "cold") == 0) {
         scen = COLD;
         bench_set_prepare(cold_prepare);
@@ -237,6 +249,7 @@ static int pair_new(struct qpair *p, SSL_CTX *client_ctx_, SSL_CTX *server_ctx_,
     reset_side(&p->c);
     reset_side(&p->s);
     p->client_hellos = 0;
+    p->c_initial = p->s_initial = 0;
     p->c.ssl = SSL_new(client_ctx_);
     p->s.ssl = SSL_new(server_ctx_);
     if (p->c.ssl == NULL || p->s.ssl == NULL)
@@ -281,11 +294,13 @@ static int run(struct qpair *p)
         int c = step(&p->c);
         if (p->c.out_len[ssl_encryption_initial] > 0 && p->c.out[ssl_encryption_initial][0] == 1)
             p->client_hellos++;
+        p->c_initial += p->c.out_len[ssl_encryption_initial];
         if (c < 0 || !deliver(&p->c, &p->s))
             return 0;
         int s = step(&p->s);
         if (s < 0)
             return 0;
+        p->s_initial += p->s.out_len[ssl_encryption_initial];
         if (c == 1 && s == 1)
             return 1; /* anything the server wrote now would be a ticket: checked below */
         if (!deliver(&p->s, &p->c))
@@ -324,8 +339,8 @@ static int check(struct qpair *p)
     CHECK(SSL_version(c) == TLS1_3_VERSION && SSL_version(s) == TLS1_3_VERSION);
     CHECK(cc != NULL && SSL_CIPHER_get_id(cc) == 0x03001301);
     CHECK(sc != NULL && SSL_CIPHER_get_id(sc) == 0x03001301);
-    CHECK(SSL_get_negotiated_group(c) == NID_X25519);
-    CHECK(SSL_get_negotiated_group(s) == NID_X25519);
+    CHECK(SSL_get_negotiated_group(c) == want_group);
+    CHECK(SSL_get_negotiated_group(s) == want_group);
     CHECK(alpn_is_h3(c) && alpn_is_h3(s));
     CHECK(tp_is(c, bench_server_tp) && tp_is(s, bench_client_tp));
     CHECK(SSL_get_verify_result(c) == X509_V_OK);
@@ -334,6 +349,13 @@ static int check(struct qpair *p)
     CHECK(p->c.alerts == 0 && p->s.alerts == 0);
     CHECK(p->client_hellos == (scen == HRR ? 2 : 1));
 #undef CHECK
+    /* BENCH_FLIGHT=1: the first flights' sizes, once (the ClientHello, the ServerHello). */
+    static int flight_told;
+    if (ok && !flight_told && getenv("BENCH_FLIGHT") != NULL) {
+        printf("FLIGHT qtls/%s client_initial=%zu server_initial=%zu\n", scen_name,
+               p->c_initial, p->s_initial);
+        flight_told = 1;
+    }
     return ok;
 }
 

@@ -62,19 +62,8 @@ scen_libs() { # SCEN
 # The handshakes timed in 1 and 2 threads sharing one client and one server SSL_CTX.
 tscens="full resume early"
 
-# --- the certificate: ECDSA P-256, self-signed, CN and SAN localhost, CA:TRUE ---
-# (openssl req -x509 adds basicConstraints CA:TRUE). other.pem is a second one with
-# the same names and another key: the "wrong trust anchor" of the self-test.
-mkcert() { # CERT KEY
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -sha256 -days 3650 \
-        -subj /CN=localhost -addext subjectAltName=DNS:localhost -keyout "$dir/$2" \
-        -out "$dir/$1" 2>"$dir/openssl-req.log" || {
-        cat "$dir/openssl-req.log" >&2
-        exit 1
-    }
-}
-[ -f "$dir/cert.pem" ] && [ -f "$dir/key.pem" ] || mkcert cert.pem key.pem
-[ -f "$dir/other.pem" ] || mkcert other.pem other-key.pem
+# --- the certificates (bench/certs.sh): ECDSA P-256, and a second one as the wrong anchor ---
+"$(dirname "$0")/certs.sh" "$dir"
 
 pin=""
 if command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -gt 1 ]; then
