@@ -423,10 +423,18 @@ pq:
 	@tests/pq/go124.sh $(GO124)
 	@$(SUBMAKE) pq-run
 
-pq-run: $(PQ_DIR)/ossl35_peer $(PQ_DIR)/go124_peer $(TCP_DIR)/qtls_peer
+pq-run: $(PQ_DIR)/ossl35_peer $(PQ_DIR)/go124_peer $(TCP_DIR)/qtls_peer $(BUILD)/tests/test_pq_groups
 	@scripts/gen-certs.sh $(BUILD)/certs
 	@rc=0; tests/pq/run.sh $(BUILD) $(BUILD)/certs || rc=1; \
-	    $(SUBMAKE) $(PQ_DIR)/mlkem_xcheck && $(PQ_DIR)/mlkem_xcheck || rc=1; exit $$rc
+	    $(SUBMAKE) $(PQ_DIR)/mlkem_xcheck && $(PQ_DIR)/mlkem_xcheck || rc=1; \
+	    $(MAKE_PQ_ON_35) || rc=1; exit $$rc
+
+# make check's post-quantum suite again, on 3.5's libcrypto: its ML-KEM paired with qtls's own
+MAKE_PQ_ON_35 = echo "== test_pq_groups on OpenSSL 3.5's libcrypto"; \
+    LD_LIBRARY_PATH=$(OSSL35)/lib QTLS_CERTS=$(CURDIR)/$(BUILD)/certs \
+    $(BUILD)/tests/test_pq_groups > $(PQ_DIR)/test_pq_groups-35.log 2>&1; st=$$?; \
+    cat $(PQ_DIR)/test_pq_groups-35.log; [ $$st = 0 ] && \
+    grep -q "ML-KEM from libcrypto and qtls's own" $(PQ_DIR)/test_pq_groups-35.log
 
 $(PQ_DIR)/ossl35_peer: tests/tcp/tls_peer.c $(TCP_DEPS) $(OSSL35)/.qtls-stamp
 	@mkdir -p $(@D)
