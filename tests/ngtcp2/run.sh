@@ -21,6 +21,11 @@
 #   default      qtls -> qtls; TLS_AES_128_GCM_SHA256; SSLKEYLOGFILE lines
 #   aes256 chacha20 ccm   the client restricts the suite; it is negotiated
 #   p256 hrr     client offers P-256 only; server takes P-384 only (HRR)
+#   hybrid       X25519MLKEM768 with an X25519 share beside it, both sides: the ClientHello
+#                (about 1.5 KB) no longer fits one Initial packet and ngtcp2 sends it in
+#                two CRYPTO frames; the ServerHello's ciphertext comes back (1.1 KB)
+#   hybrid-gtlsserver   the same client to GnuTLS, which knows no ML-KEM: it takes the
+#                X25519 share, no HelloRetryRequest
 #   rsa ecdsa384 server certificate types
 #   v2draft key-update    QUIC v2 draft; 1-RTT key updates
 #   h09          h09client -> h09server (hq-interop)
@@ -453,6 +458,12 @@ handshake ccm qtls qtls "" "--ciphers=TLS_AES_128_CCM_SHA256" ecdsa256 \
     'Negotiated cipher suite is TLS_AES_128_CCM_SHA256'
 handshake p256 qtls qtls "" "--groups=P-256" ecdsa256
 handshake hrr qtls qtls "--groups=P-384" "" ecdsa256 "$HRR_RANDOM"
+PQ_GROUPS="--groups=X25519MLKEM768:X25519"
+handshake hybrid qtls qtls "$PQ_GROUPS" "$PQ_GROUPS" ecdsa256 \
+    'frm tx [0-9]+ Initial CRYPTO\(0x06\) offset=[1-9][0-9]* len=' \
+    'frm rx [0-9]+ Initial CRYPTO\(0x06\) offset=0 len=(1[0-9]{3}|[2-9][0-9]{2})'
+handshake hybrid-gtlsserver gnutls qtls "" "$PQ_GROUPS" ecdsa256 \
+    'frm tx [0-9]+ Initial CRYPTO\(0x06\) offset=[1-9][0-9]* len='
 handshake rsa qtls qtls "" "" rsa
 handshake ecdsa384 qtls qtls "" "" ecdsa384
 handshake v2draft qtls qtls "" "-v v2draft" ecdsa256 'negotiated version is 0x709a50c4'
