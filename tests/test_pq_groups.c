@@ -235,6 +235,7 @@ struct hello_log {
     int calls;            /* ClientHellos seen: 2 means a HelloRetryRequest */
     uint16_t groups[4];   /* the key_share entries of the last one */
     size_t lens[4], n;
+    uint8_t tails[4][32]; /* the last 32 bytes of each (X25519's place in X25519MLKEM768) */
 };
 
 /* A server ClientHello callback that records the key shares (RFC 8446 §4.2.8). */
@@ -251,7 +252,10 @@ static int log_key_shares(SSL *s, int *al, void *arg)
     while (at + 4 <= len && log->n < 4) {
         log->groups[log->n] = (uint16_t)(p[at] << 8 | p[at + 1]);
         log->lens[log->n] = (size_t)(p[at + 2] << 8 | p[at + 3]);
-        at += 4 + log->lens[log->n++];
+        at += 4 + log->lens[log->n];
+        if (at <= len && log->lens[log->n] >= 32)
+            memcpy(log->tails[log->n], p + at - 32, 32);
+        log->n++;
     }
     return SSL_CLIENT_HELLO_SUCCESS;
 }
@@ -327,6 +331,8 @@ static void defaults_offer_the_hybrid_with_x25519_and_prefer_it(void **state)
     assert_int_equal(log.lens[0], 1216);
     assert_int_equal(log.groups[1], 0x001d);
     assert_int_equal(log.lens[1], 32);
+    /* one X25519 key pair for both shares: the hybrid's X25519 half is the X25519 share */
+    assert_memory_equal(log.tails[0], log.tails[1], 32);
     quic_done(&p, cctx, sctx);
 }
 
@@ -366,6 +372,12 @@ static void server_order_decides_between_two_shares(void **state)
     assert_negotiated(&p, 0x0017, "secp256r1");
     assert_int_equal(log.calls, 1);
     assert_int_equal(log.n, 2);
+    quic_done(&p, cctx, sctx);
+    /* a second share of another group than the hybrid's curve has its own key */
+    quic_handshake(&p, &cctx, &sctx, "X25519MLKEM768:P-256", "P-256", &log);
+    assert_negotiated(&p, 0x0017, "secp256r1");
+    assert_int_equal(log.n, 2);
+    assert_int_equal(log.lens[1], 65);
     quic_done(&p, cctx, sctx);
 }
 

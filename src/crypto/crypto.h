@@ -169,6 +169,7 @@ void crypto_set_test_kex_key(EVP_PKEY *key);
  * share that is not valid: the caller sends illegal_parameter).
  */
 #define CRYPTO_KEX_MAX_SECRET 128
+#define CRYPTO_KEX_MAX_SHARE (1568 + 97) /* SecP384r1MLKEM1024's, the longest */
 struct kex_key {
     EVP_PKEY *ec;  /* the classical half */
     EVP_PKEY *kem; /* the ML-KEM half, libcrypto's (OpenSSL 3.5 and later) ... */
@@ -182,6 +183,16 @@ QTLS_MUST_CHECK size_t crypto_kex_derive(const struct group *g, struct kex_key *
 QTLS_MUST_CHECK size_t crypto_kex_respond(const struct group *g, const uint8_t *peer,
                                           size_t peer_len, struct wr *share_out, uint8_t *out,
                                           size_t out_cap);
+/*
+ * Client: a share of the hybrid's classical group made from the hybrid key's classical half,
+ * which `to` shares (the ClientHello's X25519 share beside X25519MLKEM768: one key pair, not
+ * two; draft-ietf-tls-hybrid-design §3.2 allows the reuse). hybrid_share is the hybrid's share
+ * as crypto_kex_generate wrote it (not inside share_out).
+ */
+QTLS_MUST_CHECK int crypto_kex_reuse_classical(const struct group *hybrid,
+                                               const struct kex_key *from,
+                                               const uint8_t *hybrid_share, struct kex_key *to,
+                                               struct wr *share_out);
 /* Frees the private halves (wiped) and empties key. */
 void crypto_kex_key_clear(struct kex_key *key);
 /* 1 when ML-KEM comes from libcrypto (3.5 and later), 0 when from mlkem.c. */

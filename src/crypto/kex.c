@@ -179,6 +179,20 @@ int crypto_kex_generate(const struct group *g, struct kex_key *key, struct wr *s
     return ok;
 }
 
+int crypto_kex_reuse_classical(const struct group *hybrid, const struct kex_key *from,
+                               const uint8_t *hybrid_share, struct kex_key *to,
+                               struct wr *share_out)
+{
+    const struct group *ec = classical_of(hybrid);
+    struct halves h = halves_of(hybrid, ec->share_len, mlkem_ek_len(hybrid->mlkem));
+    memset(to, 0, sizeof(*to));
+    if (hybrid->kind != KEX_HYBRID || from->ec == NULL || !EVP_PKEY_up_ref(from->ec))
+        return 0;
+    to->ec = from->ec;
+    wr_bytes(share_out, hybrid_share + h.ec_at, ec->share_len);
+    return wr_ok(share_out);
+}
+
 /* A failed exchange: nothing of the secret is left, and the caller's alert is named. */
 static size_t kex_failed(uint8_t *out, size_t out_cap)
 {

@@ -70,18 +70,40 @@ static void drop_key_shares(struct hs *hs)
     wr_reset_public(&hs->my_share);
 }
 
+/*
+ * The second share: its own key pair, or, when it is the first (hybrid) share's classical
+ * group, that share's classical half again (an X25519 key generation saved per handshake).
+ */
+static int second_key_share(struct hs *hs, size_t first_at)
+{
+    const struct group *g = hs->kex_group, *g2 = hs->kex_group2;
+    if (g->kind != KEX_HYBRID || g->classical != g2->id)
+        return crypto_kex_generate(g2, &hs->kex_key[1], &hs->my_share);
+    uint8_t first[CRYPTO_KEX_MAX_SHARE]; /* a copy: my_share may move as it grows */
+    size_t n = g->share_len;
+    uint8_t *at = wr_at(&hs->my_share, first_at, n);
+    if (at == NULL || n > sizeof(first))
+        return 0;
+    memcpy(first, at, n);
+    return crypto_kex_reuse_classical(g, &hs->kex_key[0], first, &hs->kex_key[1], &hs->my_share);
+}
+
 /* Key pairs for g (and g2 unless NULL) and their KeyShareEntry list, in that order (§4.2.8). */
 static int make_key_shares(SSL *c, const struct group *g, const struct group *g2)
 {
     struct hs *hs = c->hs;
     const struct group *gs[2] = {g, g2};
+    size_t first_at = 0;
     drop_key_shares(hs);
     hs->kex_group = g;
     hs->kex_group2 = g2;
     for (size_t i = 0; i < 2 && gs[i] != NULL; i++) {
         wr_u16(&hs->my_share, gs[i]->id);
         size_t ke = wr_open_vec(&hs->my_share, 2);
-        if (!crypto_kex_generate(gs[i], &hs->kex_key[i], &hs->my_share))
+        if (i == 0)
+            first_at = wr_len(&hs->my_share);
+        if (!(i == 0 ? crypto_kex_generate(g, &hs->kex_key[0], &hs->my_share)
+                     : second_key_share(hs, first_at)))
             return qtls_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
         wr_close_vec(&hs->my_share, ke, 2);
     }
