@@ -38,8 +38,9 @@
 #             for tests/nginx/run.sh, PCRE2 (nginx's rewrite module) and the
 #             clients h2load (nghttp2-client) and gnutls-cli (gnutls-bin)
 #   curl      what curl 7.88.1's source package needs for tests/curl/run.sh's
-#             build (GnuTLS, nghttp3, zlib; ngtcp2 is built from source) and its
-#             checks (gnutls-serv, binutils' readelf and nm)
+#             build (nghttp2, nghttp3, zlib; ngtcp2 is built from source, qtls
+#             is the only TLS library) and its checks (openssl s_server,
+#             nghttpd from nghttp2-server, binutils' readelf and nm)
 set -eu
 
 packages() {
@@ -66,7 +67,7 @@ packages() {
         ;;
     curl)
         echo "autoconf automake libtool make pkg-config dpkg-dev xz-utils openssl libssl-dev"
-        echo "libgnutls28-dev libnghttp3-dev zlib1g-dev gnutls-bin binutils"
+        echo "libnghttp2-dev libnghttp3-dev zlib1g-dev nghttp2-server binutils"
         ;;
     *) echo "deps.sh: unknown group '$1'" >&2; return 1 ;;
     esac

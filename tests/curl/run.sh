@@ -1,51 +1,57 @@
 #!/bin/bash
-# tests/curl/run.sh: curl 7.88.1, with HTTP/3 through qtls, in one binary
-# with GnuTLS for TLS over TCP.
+# tests/curl/run.sh: curl 7.88.1 with qtls as its only TLS library.
 #
 # Proves that curl, a real consumer of the OpenSSL API, builds and runs with
-# qtls in place of libssl: Debian 12's curl source is configured MultiSSL
-# (--with-gnutls --with-openssl=COMPAT --with-ngtcp2 --with-nghttp3), where
-# COMPAT is the OpenSSL-style prefix make install-compat lays out, whose
-# libssl is libqtls. HTTP/3 goes through ngtcp2 0.12.1's own quictls crypto
-# backend (libngtcp2_crypto_openssl, built from Debian's ngtcp2 source
-# against COMPAT) and curl's vtls/openssl.c on qtls; HTTPS over TCP goes
-# through GnuTLS, the default backend (--with-default-ssl-backend=gnutls).
-#
-# curl 7.88.1 itself needs two changes for this combination, applied here
-# to the unpacked source at build time, never committed:
-#   configure: with OpenSSL and GnuTLS both enabled, it links ngtcp2's
-#     quictls *and* GnuTLS crypto libraries, which define the same
-#     ngtcp2_crypto_* functions; the GnuTLS one is skipped when the quictls
-#     one was found (curl picks OpenSSL for QUIC in that case anyway).
-#   lib/vquic/curl_ngtcp2.c: one "#ifdef USE_GNUTLS" picks GnuTLS's native
-#     handle where every other switch in the file prefers USE_OPENSSL; it
-#     does not compile when both are defined. Made "GnuTLS and not OpenSSL".
+# qtls in place of libssl and nothing else: Debian 12's curl source,
+# unmodified, is configured --with-openssl=COMPAT --without-gnutls
+# --with-ngtcp2 --with-nghttp3 --with-nghttp2, where COMPAT is the
+# OpenSSL-style prefix make install-compat lays out, whose libssl is libqtls.
+# One binary then speaks HTTPS over TCP (HTTP/1.1 and HTTP/2, curl's
+# vtls/openssl.c on qtls) and HTTP/3 (ngtcp2 0.12.1's own quictls crypto
+# backend, libngtcp2_crypto_openssl, built from Debian's ngtcp2 source
+# against COMPAT, with curl's vquic/curl_ngtcp2.c), to servers that are not
+# qtls as well as to qtls's.
 #
 # Sources are Debian's source packages (tests/lib/debsrc.sh), cached with
 # every build output under build/curl/ (QTLS_CURL_DIR overrides); builds are
 # reused while their inputs are unchanged. Nothing here is committed.
 #
 # Checks (one PASS/FAIL/SKIP line each):
-#   ngtcp2 / curl  libngtcp2_crypto_openssl and curl build on COMPAT
-#   linkage     curl and libcurl need libqtls, never libssl.so.3
+#   ngtcp2 / curl  libngtcp2_crypto_openssl and curl build on COMPAT; curl's
+#               configure reports OpenSSL as its one TLS library, HTTP/2
+#               (nghttp2) and HTTP/3 (ngtcp2 + nghttp3)
+#   linkage     curl, libcurl and the quictls backend need libqtls, never
+#               libssl.so.3 or libgnutls; ldd curl loads this build's libqtls
+#               and neither of them
 #   symbols     nothing curl, libcurl or libngtcp2_crypto_openssl leaves
 #               undefined is defined only by the system libssl (the list,
 #               with prototypes, is qtls's missing surface); each reference
 #               names libqtls's symbol version
-#   bind-now    curl -V runs under LD_BIND_NOW=1, shows HTTP3 and both TLS
-#               backends, and the loader binds every SSL_* to libqtls
+#   bind-now    curl -V runs under LD_BIND_NOW=1, shows OpenSSL/ as its only
+#               TLS library (no GnuTLS, no MultiSSL), HTTP2 and HTTP3, and the
+#               loader binds every SSL_* to libqtls
+#   tcp-h1      HTTPS over TCP from openssl s_server -WWW (the system OpenSSL):
+#               two files, bytes compared; -v shows the handshake messages
+#               from the message callback ("TLSv1.3 (OUT), TLS handshake,
+#               Client hello (1)" ...) and "SSL connection using TLSv1.3 /
+#               TLS_AES_..."; s_server closes after each response, so the
+#               second file takes a second connection, which resumes the
+#               first's session ("SSL re-using session ID", and the server
+#               sends no Certificate)
+#   tcp-h2      curl --http2 from Debian's nghttpd (nghttp2-server, on the
+#               system OpenSSL): ALPN h2, two files over one connection, then
+#               a third transfer (--next, bound to 127.0.0.1 so that it
+#               cannot take the cached connection) on a new connection that
+#               resumes the session
+#   tcp-wrong-ca tcp-wrong-name   the wrong CA, a certificate for another
+#               name, over TCP: curl exits 60 (CURLE_PEER_FAILED_VERIFICATION)
 #   h3-qtls     curl --http3-only fetches two files from examples/h3server
 #               (qtls), verifying against the test CA; bytes compared;
 #               SSLKEYLOGFILE gets qtls's secrets
 #   h3-gtls     the same from Debian's gtlsserver (ngtcp2 on GnuTLS)
 #   h3-coexist  h3-qtls with the system libssl.so.3 preloaded: curl's and
 #               the backend's SSL_* still bind to libqtls
-#   h3-wrong-ca h3-wrong-name   the wrong CA, a certificate for another
-#               name: curl exits 60 (CURLE_PEER_FAILED_VERIFICATION)
-#   tcp-gnutls  HTTPS over TCP from openssl s_server -WWW, through GnuTLS,
-#               same binary, bytes compared
-#   tcp-qtls    the same fetch with CURL_SSL_BACKEND=openssl: HTTPS over TCP
-#               through qtls, bytes compared, -v showing the handshake messages
+#   h3-wrong-ca h3-wrong-name   as tcp-wrong-*, over HTTP/3
 # Every curl run has LD_BIND_NOW=1.
 #
 # Usage: tests/curl/run.sh
@@ -91,6 +97,9 @@ mkdir -p "$LOGS"
 
 . "$ROOT/tests/lib/debsrc.sh"
 debsrc_init "$APTDIR" "$LOGS/apt.log"
+# An older version of this script patched the unpacked curl source (for its
+# GnuTLS + OpenSSL build): unpack it afresh, so that curl is Debian's as is.
+[ ! -f "$CURL_SRC/.qtls-patched" ] || rm -rf "$CURL_SRC" "$CURL_OBJ" "$CURL_PREFIX"
 debsrc_source curl "$CURL_SRC" || die source "apt-get source curl failed" "$LOGS/apt.log"
 debsrc_source ngtcp2 "$NG_SRC" || die source "apt-get source ngtcp2 failed" "$LOGS/apt.log"
 check_version() { # NAME SRC UPSTREAM
@@ -163,27 +172,17 @@ pass "ngtcp2 $NGTCP2_VER quictls backend (libngtcp2_crypto_openssl) built on $CO
 
 # ---------------------------------------------------------------- curl
 
-# The two build fixes described at the top, once per unpacked source.
-if [ ! -f "$CURL_SRC/.qtls-patched" ]; then
-    sed -i 's/^if test "x\$NGTCP2_ENABLED" = "x1" -a "x\$GNUTLS_ENABLED" = "x1"; then$/if test "x$NGTCP2_ENABLED" = "x1" -a "x$GNUTLS_ENABLED" = "x1" -a "x$USE_NGTCP2_CRYPTO_OPENSSL" != "x1"; then/' \
-        "$CURL_SRC/configure" &&
-        grep -q 'GNUTLS_ENABLED" = "x1" -a "x$USE_NGTCP2_CRYPTO_OPENSSL" != "x1"' "$CURL_SRC/configure" ||
-        die curl-patch "configure: the ngtcp2_crypto_gnutls test was not where expected"
-    n=$(grep -c '^#ifdef USE_GNUTLS$' "$CURL_SRC/lib/vquic/curl_ngtcp2.c")
-    [ "$n" = 1 ] || die curl-patch "curl_ngtcp2.c: $n lines '#ifdef USE_GNUTLS', expected 1"
-    sed -i 's/^#ifdef USE_GNUTLS$/#if defined(USE_GNUTLS) \&\& !defined(USE_OPENSSL)/' \
-        "$CURL_SRC/lib/vquic/curl_ngtcp2.c" || die curl-patch "sed failed"
-    touch "$CURL_SRC/.qtls-patched"
-fi
-
+# OpenSSL (that is, qtls) is the only TLS library: --without-gnutls is curl's
+# default but said here, as is every other TLS library's absence.
 curl_args=(--prefix="$CURL_PREFIX" --disable-static --enable-shared
-           --with-gnutls --with-openssl="$COMPAT" --with-default-ssl-backend=gnutls
-           --with-ngtcp2="$NG_PREFIX" --with-nghttp3
+           --with-openssl="$COMPAT" --without-gnutls --without-wolfssl --without-mbedtls
+           --without-bearssl --without-rustls --without-nss
+           --with-ngtcp2="$NG_PREFIX" --with-nghttp3 --with-nghttp2
            --disable-manual --disable-ldap --disable-ldaps --disable-rtsp --disable-dict
            --disable-telnet --disable-tftp --disable-pop3 --disable-imap --disable-smtp
            --disable-gopher --disable-mqtt --disable-smb --without-libpsl --without-brotli
            --without-zstd --without-libidn2 --without-librtmp --without-libssh2
-           --without-nghttp2 --without-libgsasl --without-ca-bundle --without-ca-path
+           --without-libgsasl --without-ca-bundle --without-ca-path
            "LDFLAGS=$RPATHS")
 curl_key="${curl_args[*]} qtls=$qtls_stamp ng=$(stat -c %Y "$NG_CRYPTO_SO")"
 if [ ! -x "$CURL_PREFIX/bin/curl" ] || [ "$(cat "$CURL_OBJ/.qtls-config" 2>/dev/null)" != "$curl_key" ]; then
@@ -196,13 +195,13 @@ if [ ! -x "$CURL_PREFIX/bin/curl" ] || [ "$(cat "$CURL_OBJ/.qtls-config" 2>/dev/
         grep -B 30 'configure: error' "$CURL_OBJ/config.log" | tail -n 40
         die curl-configure "configure failed" "$LOGS/curl-configure.log"
     fi
-    for want in 'SSL: *enabled (.*OpenSSL.*)' 'SSL: *enabled (.*GnuTLS.*)' 'HTTP3: *enabled (ngtcp2'; do
+    for want in 'SSL: *enabled (OpenSSL[^,]*)$' 'HTTP2: *enabled (nghttp2)' 'HTTP3: *enabled (ngtcp2'; do
         grep -q "$want" "$LOGS/curl-configure.log" ||
             die curl-configure "configure's summary lacks /$want/" "$LOGS/curl-configure.log"
     done
     grep -q 'USE_NGTCP2_CRYPTO_OPENSSL 1' "$CURL_OBJ/lib/curl_config.h" ||
         die curl-configure "curl did not pick ngtcp2's quictls backend"
-    if ! { make -C "$CURL_OBJ/lib" -j"$JOBS" && make -C "$CURL_OBJ/src" -j"$JOBS"; } \
+    if ! { nice make -C "$CURL_OBJ/lib" -j"$JOBS" && nice make -C "$CURL_OBJ/src" -j"$JOBS"; } \
         >"$LOGS/curl-build.log" 2>&1; then
         die curl-build "make failed (lib/, src/)" "$LOGS/curl-build.log"
     fi
@@ -213,7 +212,7 @@ if [ ! -x "$CURL_PREFIX/bin/curl" ] || [ "$(cat "$CURL_OBJ/.qtls-config" 2>/dev/
 fi
 CURL=$CURL_PREFIX/bin/curl
 LIBCURL=$(readlink -f "$CURL_PREFIX/lib/libcurl.so")
-pass "curl $CURL_VER built MultiSSL (GnuTLS + OpenSSL API on qtls) with ngtcp2 $NGTCP2_VER"
+pass "curl $CURL_VER built with qtls (OpenSSL API) as its only TLS library, nghttp2, ngtcp2 $NGTCP2_VER + nghttp3"
 
 # ---------------------------------------------------------------- linkage
 
@@ -222,6 +221,7 @@ needed_of() { readelf -d "$1" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/
 why=""
 for f in "$CURL" "$LIBCURL" "$NG_CRYPTO_SO"; do
     case " $(needed_of "$f") " in *" libssl.so"*) why="$why $(basename "$f") needs libssl;" ;; esac
+    case " $(needed_of "$f") " in *" libgnutls"*) why="$why $(basename "$f") needs libgnutls;" ;; esac
 done
 case " $(needed_of "$LIBCURL") " in
 *" libqtls.so.0 "*) ;;
@@ -233,12 +233,16 @@ case " $(needed_of "$NG_CRYPTO_SO") " in
 esac
 loaded=$(ldd "$CURL" 2>&1)
 echo "$loaded" >"$LOGS/ldd.txt"
-echo "$loaded" | grep -q 'libssl\.so' && why="$why ldd curl loads $(echo "$loaded" | grep -m1 'libssl\.so' | tr -s ' \t' ' ');"
+for lib in 'libssl\.so' 'libgnutls' 'libwolfssl' 'libmbedtls' 'libnss3' 'libbearssl' 'librustls'; do
+    echo "$loaded" | grep -q "$lib" &&
+        why="$why ldd curl loads $(echo "$loaded" | grep -m1 "$lib" | tr -s ' \t' ' ');"
+done
 echo "$loaded" | grep -q 'not found' && why="$why ldd curl: $(echo "$loaded" | grep 'not found' | tr -s ' \t\n' ' ');"
 echo "$loaded" | grep -q "libqtls\.so\.0 => $COMPAT/lib/" ||
     why="$why ldd curl does not load this build's libqtls;"
 if [ -z "$why" ]; then
-    pass "linkage (libcurl and libngtcp2_crypto_openssl need libqtls.so.0; nothing loads libssl.so.3)"
+    pass "linkage (ldd curl: $(awk '/=>/ { print $1 }' "$LOGS/ldd.txt" |
+        grep -E 'qtls|crypto|ngtcp2|nghttp' | paste -sd' '); no libssl.so.3, no libgnutls)"
 else
     fail linkage "$why"
 fi
@@ -290,7 +294,6 @@ else
 fi
 
 # ---------------------------------------------------------------- curl -V
-
 # LD_BIND_NOW: every symbol of every object is resolved at start, so a gap
 # anywhere stops the program here rather than in the middle of a transfer;
 # LD_DEBUG=bindings shows where each libssl symbol came from.
@@ -298,8 +301,11 @@ LD_BIND_NOW=1 LD_DEBUG=bindings LD_DEBUG_OUTPUT=$LOGS/bindings "$CURL" -V >"$LOG
 rc=$?
 why=""
 [ $rc -eq 0 ] || why="$why curl -V exited $rc ($(head -c 300 "$LOGS/curl-V.txt"));"
-for want in 'HTTP3' 'MultiSSL' 'GnuTLS/' 'OpenSSL/' "ngtcp2/$NGTCP2_VER" 'nghttp3/'; do
+for want in 'HTTP3' 'HTTP2' 'OpenSSL/' "ngtcp2/$NGTCP2_VER" 'nghttp3/' 'nghttp2/'; do
     grep -q "$want" "$LOGS/curl-V.txt" || why="$why curl -V lacks $want;"
+done
+for unwanted in 'MultiSSL' 'GnuTLS' 'wolfSSL' 'mbedTLS' 'NSS/' 'BearSSL' 'rustls'; do
+    ! grep -q "$unwanted" "$LOGS/curl-V.txt" || why="$why curl -V shows $unwanted;"
 done
 # Where the loader bound libcurl's SSL_* references: libqtls and nothing else.
 cat "$LOGS"/bindings.* 2>/dev/null |
@@ -337,20 +343,28 @@ h3_gtls_setup || have_gtls=0
 
 # curl_fetch NAME PORT ARGS...: index.html and big.bin from localhost:PORT
 # (resolved to 127.0.0.1, so SNI and the DNS name are checked) into $DL,
-# with the environment CURL_ENV (VAR=VALUE words) added.
+# with the environment CURL_ENV (VAR=VALUE words) added. With AGAIN=(ARGS...)
+# non-empty, the same command line goes on (--next, the same ARGS and
+# AGAIN's) to fetch index.html once more into $DL/again.html: curl's share
+# keeps the TLS session cache across --next.
 # Sets CLOG, DL, CURL_RC, HTTP_VERSIONS.
 CURL_ENV=()
+AGAIN=()
 curl_fetch() {
-    local name=$1 p=$2
+    local name=$1 p=$2 again=()
     shift 2
     CLOG=$LOGS/$name.curl.log
     DL=$WORK/$name.download
     rm -rf "$DL"
     mkdir -p "$DL"
-    env "${CURL_ENV[@]}" SSLKEYLOGFILE="$LOGS/$name.keylog" LD_BIND_NOW=1 timeout -k 2 30 "$CURL" -v -sS \
-        --resolve "localhost:$p:127.0.0.1" --connect-timeout 10 -w '%{http_version} %{http_code}\n' \
-        "$@" -o "$DL/index.html" "https://localhost:$p/index.html" \
-        -o "$DL/big.bin" "https://localhost:$p/big.bin" >"$LOGS/$name.curl.out" 2>"$CLOG"
+    local common=(-v -sS --resolve "localhost:$p:127.0.0.1" --connect-timeout 10
+                  -w '%{http_version} %{http_code}\n' "$@")
+    [ ${#AGAIN[@]} -eq 0 ] ||
+        again=(--next "${common[@]}" "${AGAIN[@]}" -o "$DL/again.html" "https://localhost:$p/index.html")
+    env "${CURL_ENV[@]}" SSLKEYLOGFILE="$LOGS/$name.keylog" LD_BIND_NOW=1 timeout -k 2 30 "$CURL" \
+        "${common[@]}" -o "$DL/index.html" "https://localhost:$p/index.html" \
+        -o "$DL/big.bin" "https://localhost:$p/big.bin" "${again[@]}" \
+        >"$LOGS/$name.curl.out" 2>"$CLOG"
     CURL_RC=$?
     HTTP_VERSIONS=$(paste -sd' ' "$LOGS/$name.curl.out")
 }
@@ -461,8 +475,9 @@ h3_refused h3-wrong-name "$CERTS/ca.pem" wrong.example "a certificate for anothe
 
 # ---------------------------------------------------------------- TCP
 
-# HTTPS over TCP in the same binary goes through GnuTLS (the default backend);
-# openssl s_server -WWW serves the same files byte for byte.
+# HTTPS over TCP from servers on the system OpenSSL: openssl s_server -WWW
+# (HTTP/1.1 requests, HTTP/1.0 answers, one connection each) and Debian's
+# nghttpd (HTTP/2 only), both serving $HTDOCS byte for byte.
 TCP_PID=""
 stop_tcp_server() {
     [ -n "$TCP_PID" ] || return 0
@@ -471,11 +486,20 @@ stop_tcp_server() {
     TCP_PID=""
 }
 tcp_port_open() { grep -qi ":$(printf '%04X' "$1") 00000000:0000 0A" /proc/net/tcp 2>/dev/null; }
-start_tcp_server() {
+start_tcp_server() { # KIND (s_server, nghttpd) NAME
     TCP_PORT=$((20000 + RANDOM % 30000))
     while tcp_port_open "$TCP_PORT"; do TCP_PORT=$((TCP_PORT + 1)); done
-    (cd "$HTDOCS" && exec timeout -k 2 120 openssl s_server -quiet -WWW -accept "127.0.0.1:$TCP_PORT" \
-        -cert "$CERTS/ecdsa256.pem" -key "$CERTS/ecdsa256.key") >"$LOGS/s_server.log" 2>&1 &
+    TCP_LOG=$LOGS/$2.server.log
+    case $1 in
+    s_server)
+        (cd "$HTDOCS" && exec timeout -k 2 120 openssl s_server -quiet -WWW -accept "127.0.0.1:$TCP_PORT" \
+            -cert "$CERTS/ecdsa256.pem" -key "$CERTS/ecdsa256.key") >"$TCP_LOG" 2>&1 &
+        ;;
+    nghttpd)
+        timeout -k 2 120 nghttpd -a 127.0.0.1 -d "$HTDOCS" "$TCP_PORT" \
+            "$CERTS/ecdsa256.key" "$CERTS/ecdsa256.pem" >"$TCP_LOG" 2>&1 &
+        ;;
+    esac
     TCP_PID=$!
     for _ in $(seq 100); do
         tcp_port_open "$TCP_PORT" && return 0
@@ -486,45 +510,108 @@ start_tcp_server() {
     return 1
 }
 
-if start_tcp_server; then
-    curl_fetch tcp-gnutls "$TCP_PORT" --cacert "$CERTS/ca.pem"
-    why=""
-    [ "$CURL_RC" -eq 0 ] || why="$why curl exited $CURL_RC;"
-    case $HTTP_VERSIONS in "1"*" 200 1"*" 200") ;; *) why="$why http_version/code: '$HTTP_VERSIONS';" ;; esac
-    why="$why$(bodies_why)"
-    grep -q 'GnuTLS ciphers' "$CLOG" && grep -q 'server certificate verification OK' "$CLOG" ||
-        why="$why the log does not show GnuTLS verifying the server;"
-    if [ -z "$why" ]; then
-        pass "tcp-gnutls (HTTPS over TCP through GnuTLS in the same binary: $(grep -m1 'SSL connection using' "$CLOG" | sed 's/^\* //'))"
-    else
-        fail tcp-gnutls "$why"
-        show "$CLOG"
-    fi
+# What curl -v prints from its message callback (SSL_CTX_set_msg_callback) for
+# a full TLS 1.3 handshake, and its summary line: readable names, no Unknown.
+handshake_why() {
+    local line
+    for line in 'TLSv1.3 (OUT), TLS handshake, Client hello (1):' \
+        'TLSv1.3 (IN), TLS handshake, Server hello (2):' \
+        'TLSv1.3 (IN), TLS handshake, Encrypted Extensions (8):' \
+        'TLSv1.3 (IN), TLS handshake, Certificate (11):' \
+        'TLSv1.3 (IN), TLS handshake, CERT verify (15):' \
+        'TLSv1.3 (IN), TLS handshake, Finished (20):' \
+        'TLSv1.3 (OUT), TLS handshake, Finished (20):' \
+        'TLSv1.3 (IN), TLS handshake, Newsession Ticket (4):' \
+        'SSL connection using TLSv1.3 / TLS_AES_' 'SSL certificate verify ok.'; do
+        grep -qF -- "$line" "$CLOG" || printf ' -v lacks "%s";' "$line"
+    done
+    line=$(grep -m1 -E '^\* (TLS|SSL).*(Unknown|unknown)' "$CLOG")
+    [ -z "$line" ] || printf ' -v shows "%s";' "$line"
+}
+# Two connections, the second resuming the first's session: curl offers the
+# cached session, and the server, taking it, sends no Certificate.
+resumed_why() {
+    local nconn ncert
+    nconn=$(grep -c '^\* Connected to localhost' "$CLOG")
+    ncert=$(grep -c '^\* TLSv1.3 (IN), TLS handshake, Certificate (11):' "$CLOG")
+    [ "$nconn" = 2 ] || printf ' %s connections, not 2;' "$nconn"
+    grep -q '^\* SSL re-using session ID' "$CLOG" || printf ' no "SSL re-using session ID";'
+    [ "$ncert" = 1 ] || printf ' %s Certificate messages in 2 connections (the second was not resumed);' "$ncert"
+}
+tcp_pass_note() {
+    printf '%s; %s' "$(grep -m1 'SSL connection using' "$CLOG" | sed 's/^\* //')" \
+        "$(grep -m1 'SSL re-using session ID' "$CLOG" | sed 's/^\* //')"
+}
 
-    # The same over TCP with CURL_SSL_BACKEND=openssl: curl's OpenSSL backend, that is qtls,
-    # speaks TLS 1.3 over TCP to OpenSSL's s_server; its -v output reads the records through
-    # the message callback (record headers, inner content types, handshake messages).
-    CURL_ENV_SAVED=("${CURL_ENV[@]}")
-    CURL_ENV+=(CURL_SSL_BACKEND=openssl)
-    curl_fetch tcp-qtls "$TCP_PORT" --cacert "$CERTS/ca.pem"
-    CURL_ENV=("${CURL_ENV_SAVED[@]}")
+if start_tcp_server s_server tcp-h1; then
+    curl_fetch tcp-h1 "$TCP_PORT" --http1.1 --cacert "$CERTS/ca.pem"
+    stop_tcp_server
     why=""
     [ "$CURL_RC" -eq 0 ] || why="$why curl exited $CURL_RC;"
     case $HTTP_VERSIONS in "1"*" 200 1"*" 200") ;; *) why="$why http_version/code: '$HTTP_VERSIONS';" ;; esac
-    why="$why$(bodies_why)"
-    grep -q 'SSL connection using TLSv1.3' "$CLOG" ||
-        why="$why the log does not show curl's OpenSSL backend connecting;"
-    grep -q 'TLSv1.3 (IN), TLS handshake, Server hello' "$CLOG" ||
-        why="$why -v does not show the handshake messages (message callback);"
+    grep -q '^> GET /index.html HTTP/1.1' "$CLOG" || why="$why no HTTP/1.1 request in -v;"
+    why="$why$(bodies_why)$(handshake_why)$(resumed_why)"
     if [ -z "$why" ]; then
-        pass "tcp-qtls (HTTPS over TCP through qtls, CURL_SSL_BACKEND=openssl: $(grep -m1 'SSL connection using' "$CLOG" | sed 's/^\* //'))"
+        pass "tcp-h1 (HTTPS over TCP from openssl s_server -WWW, bytes intact, the handshake in -v: $(tcp_pass_note) on the second connection, no Certificate)"
     else
-        fail tcp-qtls "$why"
+        fail tcp-h1 "$why"
+        show "$CLOG"
+        show "$TCP_LOG"
+    fi
+else
+    fail tcp-h1 "openssl s_server did not start: $(tail -n 3 "$TCP_LOG" | tr '\n' ' ')"
+fi
+
+if start_tcp_server nghttpd tcp-h2; then
+    # --interface: a connection bound to a given local address is not the
+    # cached one (curl's tool has no --fresh-connect), the session cache's
+    # key (name, port, TLS settings) is unchanged.
+    AGAIN=(--interface 127.0.0.1)
+    curl_fetch tcp-h2 "$TCP_PORT" --http2 --cacert "$CERTS/ca.pem"
+    AGAIN=()
+    stop_tcp_server
+    why=""
+    [ "$CURL_RC" -eq 0 ] || why="$why curl exited $CURL_RC;"
+    [ "$HTTP_VERSIONS" = "2 200 2 200 2 200" ] ||
+        why="$why http_version/code: '$HTTP_VERSIONS', wanted '2 200 2 200 2 200';"
+    grep -q 'ALPN: server accepted h2' "$CLOG" || why="$why no 'ALPN: server accepted h2';"
+    grep -q '^\* Re-using existing connection' "$CLOG" || why="$why big.bin did not reuse the h2 connection;"
+    cmp -s "$HTDOCS/index.html" "$DL/again.html" || why="$why the third transfer's index.html did not arrive intact;"
+    why="$why$(bodies_why)$(handshake_why)$(resumed_why)"
+    if [ -z "$why" ]; then
+        pass "tcp-h2 (curl --http2 from nghttpd: ALPN h2, two files on one connection, bytes intact; a third on a new one: $(tcp_pass_note), no Certificate)"
+    else
+        fail tcp-h2 "$why"
+        show "$CLOG"
+        show "$TCP_LOG"
+    fi
+else
+    fail tcp-h2 "nghttpd did not start: $(tail -n 3 "$TCP_LOG" | tr '\n' ' ')"
+fi
+
+# The wrong CA, then the wrong name, over TCP: exit 60 and nothing fetched.
+tcp_refused() { # NAME CACERT HOST WHAT
+    local name=$1 ca=$2 host=$3 what=$4 why="" rc
+    if ! start_tcp_server s_server "$name"; then
+        fail "$name" "openssl s_server did not start"
+        return
+    fi
+    CLOG=$LOGS/$name.curl.log
+    LD_BIND_NOW=1 timeout -k 2 30 "$CURL" -v -sS --cacert "$ca" \
+        --resolve "$host:$TCP_PORT:127.0.0.1" -o "$WORK/$name.body" \
+        "https://$host:$TCP_PORT/index.html" 2>"$CLOG"
+    rc=$?
+    stop_tcp_server
+    [ $rc -eq 60 ] || why="$why curl exited $rc, not 60;"
+    [ ! -s "$WORK/$name.body" ] || why="$why a body arrived;"
+    if [ -z "$why" ]; then
+        pass "$name (curl over TCP refuses $what: exit 60, $(grep -m1 '^curl: (60)' "$CLOG" | cut -c1-90))"
+    else
+        fail "$name" "$why"
         show "$CLOG"
     fi
-    stop_tcp_server
-else
-    fail tcp-gnutls "openssl s_server did not start: $(tail -n 3 "$LOGS/s_server.log" | tr '\n' ' ')"
-fi
+}
+tcp_refused tcp-wrong-ca "$CERTS/other-ca.pem" localhost "a server the CA did not sign"
+tcp_refused tcp-wrong-name "$CERTS/ca.pem" wrong.example "a certificate for another name"
 
 finish
