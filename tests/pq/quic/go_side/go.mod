@@ -1,0 +1,3 @@
+module qtls/tests/pq/quic/go_side
+
+go 1.24
