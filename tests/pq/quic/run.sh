@@ -12,6 +12,10 @@
 #   default              neither side given groups                   X25519MLKEM768, hrr=0
 #   client_default_server_x25519  the client's default, the server X25519 only: X25519, hrr=0
 #                        (each client's default sends an X25519 key share beside the hybrid's)
+#   hrr_to_hybrid        client X25519:X25519MLKEM768, server X25519MLKEM768 only:
+#                        X25519MLKEM768; hrr=1 from qtls's and OpenSSL 3.5's clients (their one
+#                        key share is X25519's: the second ClientHello carries the hybrid's),
+#                        hrr=0 from Go's (it sends both shares whenever the hybrid is allowed)
 # each in both roles between qtls and each peer; then the harness itself, without qtls:
 # OpenSSL 3.5 against itself, Go against itself and the two against each other in
 # x25519mlkem768. Every case must see, on both sides: exit 0 and a "result ok" line; the same
@@ -56,12 +60,16 @@ qtls ossl35 default
 ossl35 qtls default
 qtls ossl35 client_default_server_x25519
 ossl35 qtls client_default_server_x25519
+qtls ossl35 hrr_to_hybrid
+ossl35 qtls hrr_to_hybrid
 qtls go124 x25519mlkem768
 go124 qtls x25519mlkem768
 qtls go124 default
 go124 qtls default
 qtls go124 client_default_server_x25519
 go124 qtls client_default_server_x25519
+qtls go124 hrr_to_hybrid
+go124 qtls hrr_to_hybrid
 ossl35 ossl35 x25519mlkem768
 go124 go124 x25519mlkem768
 ossl35 go124 x25519mlkem768
@@ -89,11 +97,13 @@ groups_of() { # CASE ROLE
     secp256r1mlkem768) echo SecP256r1MLKEM768 ;;
     default) ;;
     client_default_server_x25519) [ "$2" = server ] && echo X25519 ;;
+    hrr_to_hybrid) [ "$2" = server ] && echo X25519MLKEM768 || echo X25519:X25519MLKEM768 ;;
     esac
 }
 
-expect_of() { # CASE: "GROUP HRR"
+expect_of() { # CASE CLIENT_KIND: "GROUP HRR"
     case $1 in
+    hrr_to_hybrid) [ "$2" = go124 ] && echo "X25519MLKEM768 0" || echo "X25519MLKEM768 1" ;;
     x25519mlkem768 | default) echo "X25519MLKEM768 0" ;;
     secp256r1mlkem768) echo "SecP256r1MLKEM768 0" ;;
     client_default_server_x25519) echo "X25519 0" ;;
@@ -174,7 +184,7 @@ run_case() { # CLIENT SERVER CASE
         WHY="$WHY server ($sk): exit $src, $(grep '^result' "$slog" | cut -c1-300);"
     [ -n "$WHY" ] && return 1
 
-    read -r want_group want_hrr <<<"$(expect_of "$c")"
+    read -r want_group want_hrr <<<"$(expect_of "$c" "$ck")"
     for side in "client $ck $clog" "server $sk $slog"; do
         # shellcheck disable=SC2086
         set -- $side
