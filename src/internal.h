@@ -111,6 +111,7 @@ struct ssl_ctx_st {
     struct suite_list suites;
     uint16_t groups[QTLS_MAX_GROUPS];
     uint8_t n_groups;
+    uint16_t group_tuples; /* OpenSSL 3.5's '/' tuples: bit i, group i begins one (i > 0) */
     struct cert_set certs; /* certset.c */
     pem_password_cb *passwd_cb; /* SSL_CTX_set_default_passwd_cb */
     void *passwd_arg;
@@ -252,6 +253,7 @@ struct ssl_st {
     const SSL_QUIC_METHOD *quic_method;
     uint16_t groups[QTLS_MAX_GROUPS];
     uint8_t n_groups;
+    uint16_t group_tuples; /* as in ssl_ctx_st */
     struct suite_list suites;
     uint8_t server;
     uint8_t phase; /* enum conn_phase */

@@ -362,14 +362,17 @@ static void hello_retry_request_moves_to_the_hybrid(void **state)
     quic_done(&p, cctx, sctx);
 }
 
-/* With a hybrid and a classical share offered, the server's order decides (no retry either). */
-static void server_order_decides_between_two_shares(void **state)
+/*
+ * With a hybrid and a classical share offered, the client's first share in a group of the
+ * server's is taken, whatever the server's order (OpenSSL 3.0's and 3.5's rule); no retry.
+ */
+static void client_share_order_decides_between_two_shares(void **state)
 {
     struct mock_pair p;
     SSL_CTX *cctx, *sctx;
     struct hello_log log;
     quic_handshake(&p, &cctx, &sctx, "SecP256r1MLKEM768:P-256", "P-256:SecP256r1MLKEM768", &log);
-    assert_negotiated(&p, 0x0017, "secp256r1");
+    assert_negotiated(&p, 0x11eb, "SecP256r1MLKEM768");
     assert_int_equal(log.calls, 1);
     assert_int_equal(log.n, 2);
     quic_done(&p, cctx, sctx);
@@ -378,6 +381,43 @@ static void server_order_decides_between_two_shares(void **state)
     assert_negotiated(&p, 0x0017, "secp256r1");
     assert_int_equal(log.n, 2);
     assert_int_equal(log.lens[1], 65);
+    quic_done(&p, cctx, sctx);
+}
+
+/*
+ * OpenSSL 3.5's tuples ('/'): tuple by tuple, a share in the tuple, else a retry for a group of
+ * it the client supports, before any later tuple; SSL_OP_CIPHER_SERVER_PREFERENCE orders the
+ * shares within a tuple by the server's list (SSL_CTX_set1_groups_list(3) of OpenSSL 3.5).
+ */
+static void tuples_decide_as_openssl_35(void **state)
+{
+    struct mock_pair p;
+    SSL_CTX *cctx, *sctx;
+    struct hello_log log;
+    /* the client's only share is X25519's, in the second tuple: a retry for the first's */
+    quic_handshake(&p, &cctx, &sctx, "X25519:X25519MLKEM768", "X25519MLKEM768/X25519", &log);
+    assert_negotiated(&p, 0x11ec, "X25519MLKEM768");
+    assert_int_equal(log.calls, 2);
+    quic_done(&p, cctx, sctx);
+    /* one tuple: the X25519 share is taken (no retry) */
+    quic_handshake(&p, &cctx, &sctx, "X25519:X25519MLKEM768", "X25519MLKEM768:X25519", &log);
+    assert_negotiated(&p, 0x001d, "x25519");
+    assert_int_equal(log.calls, 1);
+    quic_done(&p, cctx, sctx);
+    /* shares for both, in one tuple of the server's: the client's first; its own first when
+       the server prefers its order */
+    quic_handshake(&p, &cctx, &sctx, "SecP256r1MLKEM768:P-256", "P-256:SecP256r1MLKEM768/X448",
+                   &log);
+    assert_negotiated(&p, 0x11eb, "SecP256r1MLKEM768");
+    quic_done(&p, cctx, sctx);
+    cctx = mock_client_ctx();
+    sctx = mock_server_ctx("ecdsa256");
+    assert_int_equal(SSL_CTX_set1_groups_list(cctx, "SecP256r1MLKEM768:P-256"), 1);
+    assert_int_equal(SSL_CTX_set1_groups_list(sctx, "P-256:SecP256r1MLKEM768/X448"), 1);
+    SSL_CTX_set_options(sctx, SSL_OP_CIPHER_SERVER_PREFERENCE);
+    assert_true(mock_pair_init(&p, cctx, sctx));
+    assert_true(mock_handshake(&p, 0));
+    assert_negotiated(&p, 0x0017, "secp256r1");
     quic_done(&p, cctx, sctx);
 }
 
@@ -484,6 +524,7 @@ static void names_are_openssl_35s(void **state)
     static const uint16_t want[] = {0x11ec, 0x001d, 0x0017, 0x001e, 0x0018};
     assert_int_equal(ctx->n_groups, 5);
     assert_memory_equal(ctx->groups, want, sizeof(want));
+    assert_int_equal(ctx->group_tuples, 1u << 1 | 1u << 3); /* X25519 and X448 begin tuples */
     assert_int_equal(SSL_CTX_set1_groups_list(ctx, "X25519:NoSuchGroup"), 0);
     ERR_clear_error();
     SSL *s = SSL_new(ctx);
@@ -513,7 +554,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(classical_server_takes_the_x25519_share_without_a_retry,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(hello_retry_request_moves_to_the_hybrid, setup, teardown),
-        cmocka_unit_test_setup_teardown(server_order_decides_between_two_shares, setup, teardown),
+        cmocka_unit_test_setup_teardown(client_share_order_decides_between_two_shares, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(tuples_decide_as_openssl_35, setup, teardown),
         cmocka_unit_test_setup_teardown(corrupted_client_share_gets_illegal_parameter, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(every_pq_group_completes_over_tcp, setup, teardown),

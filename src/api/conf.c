@@ -226,13 +226,13 @@ static int cmd_ClientSignatureAlgorithms(SSL_CONF_CTX *cctx, const char *value)
 
 static int cmd_Groups(SSL_CONF_CTX *cctx, const char *value)
 {
-    uint16_t check[QTLS_MAX_GROUPS];
+    uint16_t check[QTLS_MAX_GROUPS], tuples;
     uint8_t n;
     if (cctx->ssl != NULL)
         return SSL_set1_groups_list(cctx->ssl, value) > 0;
     if (cctx->ctx != NULL)
         return SSL_CTX_set1_groups_list(cctx->ctx, value) > 0;
-    return groups_parse_list(value, check, &n);
+    return groups_parse_list(value, check, &n, &tuples);
 }
 
 /* A single group for the server; "auto"/"automatic" are 1.0.2 spellings of the default. */

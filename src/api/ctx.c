@@ -58,7 +58,7 @@ static int ctx_set_defaults(SSL_CTX *ctx)
         return 0;
     }
     return suites_parse_list(QTLS_DEFAULT_SUITES, &ctx->suites) &&
-           groups_parse_list(default_groups, ctx->groups, &ctx->n_groups);
+           groups_parse_list(default_groups, ctx->groups, &ctx->n_groups, &ctx->group_tuples);
 }
 
 SSL_CTX *SSL_CTX_new(const SSL_METHOD *meth)
@@ -211,9 +211,10 @@ long SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)
     case SSL_CTRL_GET_MAX_PROTO_VERSION:
         return ctx->max_version;
     case SSL_CTRL_SET_GROUPS_LIST:
-        return groups_parse_list(parg, ctx->groups, &ctx->n_groups);
+        return groups_parse_list(parg, ctx->groups, &ctx->n_groups, &ctx->group_tuples);
     case SSL_CTRL_SET_GROUPS:
-        return groups_from_nids(parg, larg > 0 ? (size_t)larg : 0, ctx->groups, &ctx->n_groups);
+        return groups_from_nids(parg, larg > 0 ? (size_t)larg : 0, ctx->groups, &ctx->n_groups,
+                                &ctx->group_tuples);
     case SSL_CTRL_MODE:
         return ctx->mode |= (uint32_t)larg;
     case SSL_CTRL_CLEAR_MODE:

@@ -63,6 +63,7 @@ static int copy_ctx_config(SSL *c, SSL_CTX *ctx)
     c->suites = ctx->suites;
     memcpy(c->groups, ctx->groups, sizeof(c->groups));
     c->n_groups = ctx->n_groups;
+    c->group_tuples = ctx->group_tuples;
     c->verify_mode = ctx->verify_mode;
     c->verify_cb = ctx->verify_cb;
     c->num_tickets = ctx->num_tickets;
@@ -787,9 +788,10 @@ long SSL_ctrl(SSL *s, int cmd, long larg, void *parg)
     case SSL_CTRL_GET_MAX_PROTO_VERSION:
         return s->max_version;
     case SSL_CTRL_SET_GROUPS_LIST:
-        return groups_parse_list(parg, s->groups, &s->n_groups);
+        return groups_parse_list(parg, s->groups, &s->n_groups, &s->group_tuples);
     case SSL_CTRL_SET_GROUPS:
-        return groups_from_nids(parg, larg > 0 ? (size_t)larg : 0, s->groups, &s->n_groups);
+        return groups_from_nids(parg, larg > 0 ? (size_t)larg : 0, s->groups, &s->n_groups,
+                                &s->group_tuples);
     case SSL_CTRL_MODE:
         return s->mode |= (uint32_t)larg;
     case SSL_CTRL_CLEAR_MODE:

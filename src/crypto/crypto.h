@@ -82,14 +82,20 @@ extern const size_t qtls_num_offered_sigschemes;
 
 /* Parses "A:B:C" into a suite list; 0 if nothing valid. */
 QTLS_MUST_CHECK int suites_parse_list(const char *str, struct suite_list *out);
-/* Parses "X25519:P-256" into a group list; 0 if any name is unknown. */
-QTLS_MUST_CHECK int groups_parse_list(const char *str, uint16_t *out, uint8_t *n);
+/*
+ * Parses "X25519:P-256" (or OpenSSL 3.5's "?*X25519MLKEM768/X25519:P-256") into a group list
+ * and its tuples (bit i of *tuples: group i begins a tuple; 0 for one tuple); 0 if any name is
+ * unknown and not marked '?'.
+ */
+QTLS_MUST_CHECK int groups_parse_list(const char *str, uint16_t *out, uint8_t *n,
+                                      uint16_t *tuples);
 /* Checks ALPN wire format (non-empty, no empty names). */
 QTLS_MUST_CHECK int alpn_list_valid(const uint8_t *p, size_t n);
 /* The group with this NID (NID_X25519, NID_X9_62_prime256v1, ...), NULL if qtls lacks it. */
 const struct group *group_by_nid(int nid);
 /* The same as groups_parse_list for NIDs (SSL_CTX_set1_groups). */
-QTLS_MUST_CHECK int groups_from_nids(const int *nids, size_t count, uint16_t *out, uint8_t *n);
+QTLS_MUST_CHECK int groups_from_nids(const int *nids, size_t count, uint16_t *out, uint8_t *n,
+                                     uint16_t *tuples);
 
 /* ------------------------------------------------------------------ */
 /* Crypto adapter (crypto.c): the only code that calls EVP for TLS.    */

@@ -187,7 +187,8 @@ static int group_append(uint16_t *list, size_t *count, uint16_t id)
     return 1;
 }
 
-static int groups_commit(const uint16_t *list, size_t count, uint16_t *out, uint8_t *n)
+static int groups_commit(const uint16_t *list, size_t count, uint16_t tuples, uint16_t *out,
+                         uint8_t *n, uint16_t *out_tuples)
 {
     if (count == 0) {
         ERR_raise(ERR_LIB_SSL, QTLS_R_UNSUPPORTED_GROUP);
@@ -195,6 +196,7 @@ static int groups_commit(const uint16_t *list, size_t count, uint16_t *out, uint
     }
     memcpy(out, list, count * sizeof(list[0]));
     *n = (uint8_t)count; /* at most QTLS_MAX_GROUPS */
+    *out_tuples = tuples;
     return 1;
 }
 
@@ -218,10 +220,11 @@ static size_t next_group_name(const char **p, const char **end)
  * (qtls's choice is its own: the first group, and the first classical one after a
  * post-quantum first, which is what 3.5's default marks ask for; docs/limits.md).
  */
-int groups_parse_list(const char *str, uint16_t *out, uint8_t *n)
+int groups_parse_list(const char *str, uint16_t *out, uint8_t *n, uint16_t *out_tuples)
 {
-    uint16_t list[QTLS_MAX_GROUPS];
+    uint16_t list[QTLS_MAX_GROUPS], tuples = 0;
     size_t count = 0;
+    int new_tuple = 0;
     if (str == NULL || *str == '\0') {
         ERR_raise(ERR_LIB_SSL, ERR_R_PASSED_INVALID_ARGUMENT);
         return 0;
@@ -238,16 +241,19 @@ int groups_parse_list(const char *str, uint16_t *out, uint8_t *n)
                            "group '%.*s' cannot be set", (int)len, p);
             return 0;
         }
+        if (g != NULL && new_tuple && count > 0)
+            tuples |= (uint16_t)(1u << count); /* the group about to be appended begins one */
         if (g != NULL && !group_append(list, &count, g->id))
             return 0;
+        new_tuple = (new_tuple && g == NULL) || *end == '/'; /* a tuple of unknowns is none */
         if (*end == '\0')
             break;
         p = end + 1;
     }
-    return groups_commit(list, count, out, n);
+    return groups_commit(list, count, tuples, out, n, out_tuples);
 }
 
-int groups_from_nids(const int *nids, size_t count, uint16_t *out, uint8_t *n)
+int groups_from_nids(const int *nids, size_t count, uint16_t *out, uint8_t *n, uint16_t *tuples)
 {
     uint16_t list[QTLS_MAX_GROUPS];
     size_t got = 0;
@@ -267,7 +273,7 @@ int groups_from_nids(const int *nids, size_t count, uint16_t *out, uint8_t *n)
         if (!group_append(list, &got, g->id))
             return 0;
     }
-    return groups_commit(list, got, out, n);
+    return groups_commit(list, got, 0, out, n, tuples);
 }
 
 /* ------------------------------------------------------------------ */

@@ -160,11 +160,80 @@ static int list_has_u16(struct rd list, uint16_t v)
     return 0;
 }
 
+/* The server's group list cut into OpenSSL 3.5's tuples: [from, to) is the tuple at `from`. */
+static size_t tuple_end(const SSL *c, size_t from)
+{
+    size_t to = from + 1;
+    while (to < c->n_groups && !(c->group_tuples & (1u << to)))
+        to++;
+    return to;
+}
+
+/* Group gid is in our tuple [from, to) and the security level allows it. */
+static int in_tuple(const SSL *c, size_t from, size_t to, uint16_t gid)
+{
+    for (size_t i = from; i < to; i++)
+        if (c->groups[i] == gid)
+            return seclevel_group_ok(c, gid);
+    return 0;
+}
+
+/* The client's key share for gid, if it sent one. */
+static int share_for(struct rd shares, uint16_t gid, struct rd *share)
+{
+    struct rd ke;
+    uint16_t g;
+    while (rd_u16(&shares, &g) && rd_vec16(&shares, &ke))
+        if (g == gid) {
+            *share = ke;
+            return 1;
+        }
+    return 0;
+}
+
 /*
- * §4.2.7/§4.2.8: the first of our groups the client offered a share for;
- * failing that, the first of our groups it supports, through a
- * HelloRetryRequest. *share is set when a usable share exists. The rows
- * checked both lists are well formed.
+ * §4.2.8 in one tuple: a key share the client sent for a group of the tuple, in the client's
+ * order (OpenSSL 3.0's rule, and 3.5's by default), or in ours when the server prefers its own.
+ */
+static const struct group *tuple_share(const SSL *c, size_t from, size_t to, int ours_first,
+                                       struct rd *share)
+{
+    struct rd shares = c->hs->hello.shares, ke;
+    uint16_t gid;
+    for (size_t i = from; ours_first && i < to; i++)
+        if (seclevel_group_ok(c, c->groups[i]) && share_for(shares, c->groups[i], share))
+            return group_by_id(c->groups[i]);
+    while (!ours_first && rd_u16(&shares, &gid) && rd_vec16(&shares, &ke))
+        if (in_tuple(c, from, to, gid)) {
+            *share = ke;
+            return group_by_id(gid);
+        }
+    return NULL;
+}
+
+/* §4.1.4 in one tuple: a group of the tuple the client supports, for a HelloRetryRequest. */
+static const struct group *tuple_retry(const SSL *c, size_t from, size_t to, int ours_first)
+{
+    struct rd groups = c->hs->hello.groups;
+    uint16_t gid;
+    for (size_t i = from; ours_first && i < to; i++)
+        if (list_has_u16(groups, c->groups[i]) && seclevel_group_ok(c, c->groups[i]))
+            return group_by_id(c->groups[i]);
+    while (!ours_first && rd_u16(&groups, &gid))
+        if (in_tuple(c, from, to, gid))
+            return group_by_id(gid);
+    return NULL;
+}
+
+/*
+ * §4.2.7/§4.2.8, as OpenSSL chooses. Tuple by tuple (OpenSSL 3.5's '/'; a list without them is
+ * one): a key share the client sent in the tuple, else a group of the tuple it supports, through
+ * a HelloRetryRequest; so a hybrid the client sent a share for wins over a classical group in
+ * the same tuple whatever the server's order, and a later tuple waits for the earlier ones.
+ * Within a tuple the client's order decides unless SSL_OP_CIPHER_SERVER_PREFERENCE is set on
+ * a list with tuples. A list without tuples keeps OpenSSL 3.0's exact rule: shares in the
+ * client's order, the retry's group in ours. *share is set when a usable share exists; the
+ * rows checked both lists are well formed.
  */
 static int choose_group(SSL *c, struct rd *share, int *need_hrr)
 {
@@ -183,21 +252,16 @@ static int choose_group(SSL *c, struct rd *share, int *need_hrr)
         if (!list_has_u16(groups, gid))
             return qtls_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
     }
-    *need_hrr = 0;
-    for (size_t i = 0; i < c->n_groups; i++) {
-        struct rd scan = shares;
-        while (rd_u16(&scan, &gid) && rd_vec16(&scan, &ke)) {
-            if (gid == c->groups[i] && seclevel_group_ok(c, gid)) {
-                c->hs->kex_group = group_by_id(gid);
-                *share = ke;
-                return 1;
-            }
-        }
-    }
-    for (size_t i = 0; i < c->n_groups; i++) {
-        if (list_has_u16(groups, c->groups[i]) && seclevel_group_ok(c, c->groups[i])) {
-            c->hs->kex_group = group_by_id(c->groups[i]);
-            *need_hrr = 1;
+    int tuples = c->group_tuples != 0;
+    int ours_first = tuples && (c->options & SSL_OP_CIPHER_SERVER_PREFERENCE);
+    for (size_t from = 0, to; from < c->n_groups; from = to) {
+        to = tuple_end(c, from);
+        const struct group *g = tuple_share(c, from, to, ours_first, share);
+        *need_hrr = g == NULL;
+        if (g == NULL)
+            g = tuple_retry(c, from, to, ours_first || !tuples);
+        if (g != NULL) {
+            c->hs->kex_group = g;
             return 1;
         }
     }

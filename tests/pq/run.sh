@@ -26,8 +26,8 @@
 #   server_classical_first  server X25519:X25519MLKEM768, client default (shares for both,
 #                        the hybrid first): OpenSSL 3.5's server takes the client's preference
 #                        within a tuple, X25519MLKEM768; Go's keeps its own order, the same;
-#                        qtls's takes the first of its own groups with a share (docs/limits.md
-#                        "key shares"), X25519. hrr=0
+#                        qtls's takes the client's first share in a group of its own, as
+#                        OpenSSL 3.0 does: X25519MLKEM768 too. hrr=0
 # Whether fallback_x25519, fallback_two_shares and server_prefers_hybrid need a HelloRetryRequest depends on the key shares the client sends,
 # which each implementation chooses its own way (key_shares_of below):
 #   OpenSSL 3.5  the groups marked "*", or the first group alone when none is marked
@@ -163,14 +163,11 @@ key_shares_of() { # CLIENT_KIND
     esac
 }
 
-# The server's choice among the client's key shares: qtls (its own first group with a share)
-# or client (OpenSSL 3.5's default, the client's first share within the tuple; Go's own fixed
-# order gives the same here).
+# The server's choice among the client's key shares: the client's first share in a group the
+# server has, for all three (qtls as OpenSSL 3.0 and 3.5 within a tuple; Go's own fixed order
+# gives the same here).
 server_choice_of() { # SERVER_KIND
-    case $1 in
-    qtls) case $UNDER_TEST_LIB in qtls-*) echo qtls ;; *) echo client ;; esac ;;
-    *) echo client ;;
-    esac
+    echo client
 }
 
 # What must hold on both sides: "group=NAME hrr=N".
