@@ -16,23 +16,28 @@
 # The clients, pinned to CLIENT_CPU, offer TLS_AES_128_GCM_SHA256 only.
 #
 # Rows, in ROUNDS interleaved rounds (the order of the four servers rotates; each run is a
-# fresh server process, warmed up with WARM requests first):
-#   full     h2load --h1 -H 'Connection: close': N requests, each on a new TCP connection
-#            with a full handshake (h2load reconnects when the server closes; it never
-#            resumes), C at a time. Every request must succeed, TLSv1.3 with
-#            TLS_AES_128_GCM_SHA256 and X25519 (h2load's own report).
-#   resumed  bench/tls_conns.c (system libssl) "load ... resume": RES_N requests, each on a
-#            new connection that resumes with the newest ticket (PSK with X25519); all but
-#            the first C must be resumed.
+# fresh server process, warmed up with WARM requests that offer resumption first):
+#   full-h2load   h2load --h1 -H 'Connection: close': N requests, each on a new TCP connection
+#                 (h2load reconnects when the server closes), C at a time, against a server
+#                 with no session tickets and no session cache: h2load resumes whenever it can,
+#                 so the warm-up checks that nothing resumed. Every request must succeed,
+#                 TLSv1.3 with TLS_AES_128_GCM_SHA256 and X25519 (h2load's own report).
+#   full-tickets  bench/tls_conns.c (system libssl) "load": N requests, each on a new
+#                 connection, no resumption offered, against the server's defaults (two
+#                 session tickets after each full handshake).
+#   resumed       tls_conns "load ... resume": RES_N requests, each on a new connection that
+#                 resumes with the newest ticket (PSK with X25519); all but the first C must.
+# Each run also checks that the kernel accepted at least as many connections as requests.
 # The figure is requests per second of the server's CPU time: utime + stime from
 # /proc/PID/stat of the server's processes (HAProxy's one; nginx's master and worker),
 # before and after the client's run.
 #
 # Idle memory: for each server and library, a fresh server with room for IDLE connections;
 # tls_conns "idle" opens IDLE connections (handshake done, no request) and holds them; the
-# server's VmRSS (HAProxy's process; nginx's master + worker) before and with them gives KB
-# per connection. Then they are closed and opened again (CYCLES times): RSS that climbs
-# from one cycle to the next would be a per-connection leak.
+# server's VmRSS (HAProxy's process; nginx's master + worker) and, when gdb is there, the heap
+# in use of the process holding them (glibc's malloc_stats()) before and with them give KB per
+# connection. Then they are closed and opened again (CYCLES times): a heap that does not come
+# back when they close, or climbs from one cycle to the next, would be a per-connection leak.
 #
 # Knobs (environment): N (5000), C (16), RES_N (N), ROUNDS (7), WARM (300), IDLE (10000),
 # CYCLES (2), SERVER_CPU (1), CLIENT_CPU (0), JOBS (nproc), QTLS_SERVERS_DIR (build/servers),
@@ -152,9 +157,15 @@ free_port() {
     echo "$p"
 }
 
-# start SERVER LIB NAME MAXCONN: a fresh server; sets SPID and PORT.
+# start SERVER LIB NAME MAXCONN TICKETS: a fresh server; sets SPID and PORT. TICKETS "off": no
+# session tickets and no session cache, so that no client can resume (h2load resumes when it can).
 start() {
-    local server=$1 lib=$2 name=$3 maxconn=$4 conf=$RUN/$3.conf
+    local server=$1 lib=$2 name=$3 maxconn=$4 tickets=$5 conf=$RUN/$3.conf
+    local hnotickets="" hcache="" nnotickets=""
+    if [ "$tickets" = off ]; then
+        hnotickets=" no-tls-tickets" hcache="tune.ssl.cachesize 0"
+        nnotickets="ssl_session_tickets off; ssl_session_cache off;"
+    fi
     PORT=$(free_port)
     if [ "$server" = haproxy ]; then
         cat >"$conf" <<EOF
@@ -162,6 +173,7 @@ global
     nbthread 1
     maxconn $maxconn
     no strict-limits # 2 fds per connection with IDLE=10000 is above a hard limit of 20000
+    $hcache
 defaults
     mode http
     timeout client 600s
@@ -170,7 +182,7 @@ defaults
     timeout http-request 600s
     timeout http-keep-alive 600s
 frontend bench
-    bind 127.0.0.1:$PORT ssl crt $RUN/site.pem ssl-min-ver TLSv1.3 curves X25519 alpn http/1.1
+    bind 127.0.0.1:$PORT ssl crt $RUN/site.pem ssl-min-ver TLSv1.3 curves X25519 alpn http/1.1$hnotickets
     http-request return status 200 content-type text/plain string ok
 EOF
         "${PIN_S[@]}" "${BIN[$server.$lib]}" -db -f "$conf" >"$LOGS/$name.log" 2>&1 7>&- 8>&- 9>&- &
@@ -190,6 +202,7 @@ http {
     ssl_ecdh_curve X25519;
     keepalive_timeout 600s;
     client_header_timeout 600s;
+    $nnotickets
     server {
         listen 127.0.0.1:$PORT ssl backlog=4096;
         ssl_certificate $CERT;
@@ -252,20 +265,25 @@ measure() {
     local t=$((u1 + s1 - u0 - s0))
     local why="" n ok reused=-
     case $row in
-    full)
+    full-h2load)
         n=$N
         ok=$(sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p' "$log")
         grep -q 'TLS Protocol: TLSv1.3' "$log" || why="$why not TLSv1.3;"
         grep -q 'Cipher: TLS_AES_128_GCM_SHA256' "$log" || why="$why not TLS_AES_128_GCM_SHA256;"
         grep -q 'Server Temp Key: X25519' "$log" || why="$why not X25519;"
         ;;
-    resumed)
-        n=$RES_N
+    full-tickets | resumed)
+        n=$N
+        [ "$row" = resumed ] && n=$RES_N
         ok=$(sed -n 's/^requests .* ok \([0-9]*\) .*/\1/p' "$log")
         reused=$(sed -n 's/.* reused \([0-9]*\) .*/\1/p' "$log")
         grep -q 'proto TLSv1.3 cipher TLS_AES_128_GCM_SHA256 group X25519' "$log" ||
             why="$why not TLSv1.3 TLS_AES_128_GCM_SHA256 X25519;"
-        [ "${reused:-0}" -ge $((n - C)) ] || why="$why only ${reused:-0} of $n resumed;"
+        if [ "$row" = resumed ]; then
+            [ "${reused:-0}" -ge $((n - C)) ] || why="$why only ${reused:-0} of $n resumed;"
+        else
+            [ "${reused:-1}" -eq 0 ] || why="$why ${reused:-?} resumed;"
+        fi
         ;;
     esac
     [ $rc -eq 0 ] || why="$why client exited $rc;"
@@ -283,6 +301,16 @@ measure() {
 }
 
 configs=(haproxy.qtls haproxy.openssl nginx.qtls nginx.openssl)
+warm() { # NAME RESUMES: WARM requests offering resumption; RESUMES 0: none may resume, 1: most
+    local log=$LOGS/$1.warm.log reused
+    load "$WARM" "$C" resume >"$log" 2>&1 || die "$1: warm-up failed" "$log"
+    reused=$(sed -n 's/.* reused \([0-9]*\) .*/\1/p' "$log")
+    if [ "$2" = 0 ] && [ "$reused" != 0 ]; then
+        die "$1: $reused connections resumed on a server without tickets" "$log"
+    elif [ "$2" = 1 ] && [ "$reused" -lt $((WARM - C)) ]; then
+        die "$1: only $reused of $WARM connections resumed" "$log"
+    fi
+}
 if [[ " $PHASES " == *" cpu "* ]]; then
     : >"$RAW"
     echo "servers.sh: $ROUNDS rounds: full N=$N, resumed RES_N=$RES_N, $C connections at a time"
@@ -290,10 +318,17 @@ if [[ " $PHASES " == *" cpu "* ]]; then
         echo "round $round"
         for i in 0 1 2 3; do
             k=${configs[$(((i + round - 1) % 4))]}
-            start "${k%.*}" "${k#*.}" "$k" 1024
-            load "$WARM" "$C" >"$LOGS/$k.warm.log" 2>&1 || die "$k: warm-up failed" "$LOGS/$k.warm.log"
-            measure "$k" full "${PIN_C[@]}" "${H2LOAD[@]}" -n "$N" -c "$C" \
+            # Without tickets: h2load's full handshakes. The warm-up offers resumption, to check
+            # that nothing resumes.
+            start "${k%.*}" "${k#*.}" "$k.notickets" 1024 off
+            warm "$k" 0
+            measure "$k" full-h2load "${PIN_C[@]}" "${H2LOAD[@]}" -n "$N" -c "$C" \
                 "https://127.0.0.1:$PORT/"
+            stop
+            # The default: two tickets after each full handshake, one after a resumption.
+            start "${k%.*}" "${k#*.}" "$k" 1024 on
+            warm "$k" 1
+            measure "$k" full-tickets load "$N" "$C"
             measure "$k" resumed load "$RES_N" "$C" resume
             stop
         done
@@ -324,8 +359,8 @@ if [[ " $PHASES " == *" idle "* ]]; then
     echo "servers.sh: idle memory, $IDLE connections, $CYCLES cycles"
     for k in "${configs[@]}"; do
         server=${k%.*} name=$k.idle
-        start "$server" "${k#*.}" "$name" $((IDLE + 100))
-        load "$WARM" "$C" >"$LOGS/$name.warm.log" 2>&1 || die "$k: warm-up failed" "$LOGS/$name.warm.log"
+        start "$server" "${k#*.}" "$name" $((IDLE + 100)) on
+        warm "$name" 1
         sleep 0.5
         rss0=$(rss_kb) heap0=$(heap_kb)
         line="$k $IDLE $rss0 $heap0"
@@ -358,14 +393,14 @@ fi
 # ---------------------------------------------------------------- results
 
 {
-    echo "## Servers: requests (new connection each) per second of server CPU"
+    echo "## Servers: requests, each on a new connection, per second of server CPU"
     echo
     echo "$(date -u +%Y-%m-%dT%H:%MZ), qtls at $(git -C "$ROOT" describe --always --dirty 2>/dev/null)," \
         "$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
         "ROUNDS=$ROUNDS N=$N RES_N=$RES_N C=$C IDLE=$IDLE"
     echo
     if [ -s "$RAW" ]; then
-        echo "| server | library | full handshakes/s (median, min–max) | qtls/openssl | resumed/s (median, min–max) | qtls/openssl |"
+        echo "| server | connections | qtls: req/s of server CPU, median (min–max) | OpenSSL 3.0 | qtls/OpenSSL | server CPU µs per request: qtls, OpenSSL |"
         echo "|---|---|---|---|---|---|"
         awk '
         { v[$2 " " $3] = v[$2 " " $3] " " $6 }
@@ -376,16 +411,14 @@ fi
             return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
         }
         END {
-            split("haproxy nginx", S, " "); split("qtls openssl", L, " ")
-            for (s = 1; s <= 2; s++) for (l = 1; l <= 2; l++) {
-                k = S[s] "." L[l]; line = "| " S[s] " | " L[l] " |"
-                for (r = 1; r <= 2; r++) {
-                    row = r == 1 ? "full" : "resumed"
-                    m = med(v[k " " row]); line = line sprintf(" %.0f (%.0f–%.0f) |", m, lo, hi)
-                    if (L[l] == "qtls") line = line sprintf(" %.2f× |", m / med(v[S[s] ".openssl " row]))
-                    else line = line " |"
-                }
-                print line
+            split("haproxy nginx", S, " "); split("full-h2load full-tickets resumed", R, " ")
+            D["full-h2load"] = "full handshake (h2load; no tickets)"
+            D["full-tickets"] = "full handshake, 2 tickets issued (tls_conns)"
+            D["resumed"] = "resumed, 1 ticket issued (tls_conns)"
+            for (s = 1; s <= 2; s++) for (r = 1; r <= 3; r++) {
+                q = med(v[S[s] ".qtls " R[r]]); qs = sprintf("%.0f (%.0f–%.0f)", q, lo, hi)
+                o = med(v[S[s] ".openssl " R[r]]); os = sprintf("%.0f (%.0f–%.0f)", o, lo, hi)
+                printf "| %s | %s | %s | %s | %.2f× | %.0f, %.0f |\n", S[s], D[R[r]], qs, os, q / o, 1e6 / q, 1e6 / o
             }
         }' "$RAW"
         echo
