@@ -491,6 +491,22 @@ bench-pq:
 bench-pq-run: $(BENCH_DIR)/bench_qtls $(BENCH_DIR)/bench_mlkem
 	@bench/pq.sh $(BENCH_DIR) $(OSSL35)
 
+# HAProxy 2.6 and nginx 1.26 on qtls against the same servers on the system OpenSSL 3.0
+# (bench/servers.sh, bench/README.md): handshakes per second of server CPU, KB per idle
+# connection. About 5 minutes; not part of CI. make bench-servers [ROUNDS=7] [N=5000] [IDLE=10000]
+.PHONY: bench-servers bench-servers-run
+bench-servers:
+	@scripts/deps.sh build $(CC_GROUP) interop certs h3
+	@$(SUBMAKE) bench-servers-run
+
+bench-servers-run: $(BENCH_DIR)/tls_conns
+	@bench/servers.sh $(BENCH_DIR)/tls_conns
+
+# Its client, on the system libssl whatever the server's library
+$(BENCH_DIR)/tls_conns: bench/tls_conns.c
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ $< -lssl $(LIBCRYPTO)
+
 # qtls's own ML-KEM (libqtls.a) and libcrypto's, whichever libcrypto it runs on
 $(BENCH_DIR)/bench_mlkem: bench/bench_mlkem.c src/crypto/mlkem.h $(BUILD)/libqtls.a
 	@mkdir -p $(@D)
