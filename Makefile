@@ -408,14 +408,18 @@ interop:
 # (tests/pq/ossl35.sh, cached in build/ossl35: about 3 minutes the first time) and Go 1.24 from
 # Debian 13's packages (tests/pq/go124.sh, build/go124), neither installed; then tests/pq/run.sh,
 # qtls_peer against tls_peer.c on 3.5 (ossl35_peer) and go_peer built with 1.24 (go124_peer),
-# both roles, and tests/pq/mlkem_xcheck.c, qtls's ML-KEM against 3.5's libcrypto. Both run even
-# when the other fails; make pq fails if either did.
+# both roles; tests/pq/quic/run.sh, the same over QUIC's TLS interface (qtls's quictls API
+# against 3.5's SSL_set_quic_tls_cbs and Go's QUICConn); and tests/pq/mlkem_xcheck.c, qtls's
+# ML-KEM against 3.5's libcrypto. Each runs even when another fails; make pq fails if any did.
 OSSL35   = $(CURDIR)/build/ossl35
 GO124    = $(CURDIR)/build/go124
 PQ_DIR   = $(BUILD)/tests/pq
 PQ_GO_ENV = GOROOT=$(GO124)/usr/lib/go-1.24 GOCACHE=$(CURDIR)/$(PQ_DIR)/go-cache \
     GOPATH=$(CURDIR)/$(PQ_DIR)/go-path GOFLAGS=-mod=mod GOPROXY=off GOENV=off \
     GOTOOLCHAIN=local CGO_ENABLED=0
+PQ_QUIC = $(PQ_DIR)/quic
+PQ_QUIC_SIDES = $(PQ_QUIC)/qtls_side $(PQ_QUIC)/ossl35_side $(PQ_QUIC)/go_side
+PQ_QUIC_DEPS = tests/pq/quic/frame.c tests/pq/quic/frame.h
 .PHONY: pq pq-run
 pq:
 	@scripts/deps.sh build $(CC_GROUP) certs pq
@@ -423,9 +427,11 @@ pq:
 	@tests/pq/go124.sh $(GO124)
 	@$(SUBMAKE) pq-run
 
-pq-run: $(PQ_DIR)/ossl35_peer $(PQ_DIR)/go124_peer $(TCP_DIR)/qtls_peer $(BUILD)/tests/test_pq_groups
+pq-run: $(PQ_DIR)/ossl35_peer $(PQ_DIR)/go124_peer $(TCP_DIR)/qtls_peer $(BUILD)/tests/test_pq_groups \
+    $(PQ_QUIC_SIDES)
 	@scripts/gen-certs.sh $(BUILD)/certs
 	@rc=0; tests/pq/run.sh $(BUILD) $(BUILD)/certs || rc=1; \
+	    tests/pq/quic/run.sh $(BUILD) $(BUILD)/certs || rc=1; \
 	    $(SUBMAKE) $(PQ_DIR)/mlkem_xcheck && $(PQ_DIR)/mlkem_xcheck || rc=1; \
 	    $(MAKE_PQ_ON_35) || rc=1; exit $$rc
 
@@ -445,6 +451,22 @@ $(PQ_DIR)/go124_peer: $(wildcard tests/tcp/go_peer/*.go) tests/tcp/go_peer/go.mo
     $(GO124)/.qtls-stamp
 	@mkdir -p $(@D)
 	cd tests/tcp/go_peer && $(PQ_GO_ENV) $(GO124)/usr/lib/go-1.24/bin/go build -o $(CURDIR)/$@ .
+
+# Over QUIC's TLS interface (tests/pq/quic/run.sh): one TLS per process, joined by FIFOs
+$(PQ_QUIC)/qtls_side: tests/pq/quic/qtls_side.c $(PQ_QUIC_DEPS) $(BUILD)/libqtls.a
+	@mkdir -p $(@D)
+	$(CC) -Iinclude/compat -Iinclude -D_GNU_SOURCE $(CFLAGS_ALL) -o $@ $< tests/pq/quic/frame.c \
+	    $(BUILD)/libqtls.a $(QTLS_LIBS)
+
+$(PQ_QUIC)/ossl35_side: tests/pq/quic/ossl35_side.c $(PQ_QUIC_DEPS) $(OSSL35)/.qtls-stamp
+	@mkdir -p $(@D)
+	$(CC) $(TCP_CFLAGS) -I$(OSSL35)/include -o $@ $< tests/pq/quic/frame.c -L$(OSSL35)/lib \
+	    -Wl,-rpath,$(OSSL35)/lib -lssl -lcrypto
+
+$(PQ_QUIC)/go_side: $(wildcard tests/pq/quic/go_side/*.go) tests/pq/quic/go_side/go.mod \
+    $(GO124)/.qtls-stamp
+	@mkdir -p $(@D)
+	cd tests/pq/quic/go_side && $(PQ_GO_ENV) $(GO124)/usr/lib/go-1.24/bin/go build -o $(CURDIR)/$@ .
 
 # 3.5's headers and libcrypto (rpath), libqtls.a's ML-KEM: the whole process on 3.5
 $(PQ_DIR)/mlkem_xcheck: tests/pq/mlkem_xcheck.c src/crypto/mlkem.h $(BUILD)/libqtls.a \
