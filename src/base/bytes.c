@@ -89,7 +89,8 @@ void wr_init_fixed(struct wr *w, uint8_t *buf, size_t cap)
 }
 
 /* Makes room for n more bytes; grows by doubling and cleanses the old block. */
-static int wr_grow(struct wr *w, size_t n)
+/* Room for n more bytes: doubling from 256, or (exact) to the very size asked. */
+static int wr_grow_by(struct wr *w, size_t n, int exact)
 {
     if (w->failed)
         return 0;
@@ -103,7 +104,7 @@ static int wr_grow(struct wr *w, size_t n)
         w->failed = 1;
         return 0;
     }
-    size_t cap = w->cap ? w->cap : 256;
+    size_t cap = exact ? w->len + n : w->cap ? w->cap : 256;
     while (cap < w->len + n)
         cap = cap > SIZE_MAX / 2 ? w->len + n : cap * 2;
     uint8_t *nb = OPENSSL_malloc(cap);
@@ -119,9 +120,10 @@ static int wr_grow(struct wr *w, size_t n)
     return 1;
 }
 
-uint8_t *wr_reserve(struct wr *w, size_t n)
+
+static uint8_t *reserve(struct wr *w, size_t n, int exact)
 {
-    if (!wr_grow(w, n))
+    if (!wr_grow_by(w, n, exact))
         return NULL;
     if (w->buf == NULL)
         return NULL; /* n == 0 on a writer with no memory yet: no pointer (NULL + 0 is UB) */
@@ -129,6 +131,10 @@ uint8_t *wr_reserve(struct wr *w, size_t n)
     w->len += n;
     return p;
 }
+
+uint8_t *wr_reserve(struct wr *w, size_t n) { return reserve(w, n, 0); }
+
+uint8_t *wr_reserve_exact(struct wr *w, size_t n) { return reserve(w, n, 1); }
 
 static void wr_uint(struct wr *w, uint32_t v, unsigned n)
 {

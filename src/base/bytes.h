@@ -58,6 +58,9 @@ void wr_u32(struct wr *w, uint32_t v);
 void wr_bytes(struct wr *w, const void *p, size_t n);
 /* Reserves room for n bytes and returns where they go (NULL on failure). */
 uint8_t *wr_reserve(struct wr *w, size_t n);
+/* The same, growing to exactly what is needed instead of doubling (a record buffer: 16.6 KB
+   rather than 32 KB). */
+uint8_t *wr_reserve_exact(struct wr *w, size_t n);
 /* Reserves a length prefix of len_bytes (1..3) and returns its position ... */
 size_t wr_open_vec(struct wr *w, unsigned len_bytes);
 /* ... which wr_close_vec patches with the length written since; fails on overflow. */

@@ -425,7 +425,7 @@ static int fill(SSL *c, size_t need)
             if (want < bulk)
                 want = bulk < INT_MAX ? bulk : INT_MAX;
         }
-        uint8_t *dst = wr_reserve(&r->in, want);
+        uint8_t *dst = wr_reserve_exact(&r->in, want);
         if (dst == NULL) {
             ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE);
             return FILL_FAILED;
@@ -435,8 +435,12 @@ static int fill(SSL *c, size_t need)
         wr_truncate(&r->in, wr_len(&r->in) - want + (n > 0 ? (size_t)n : 0));
         if (n > 0)
             continue;
-        if (bio_retry(c, rbio))
+        if (bio_retry(c, rbio)) {
+            /* an idle connection keeps no read buffer, as libssl frees its own then */
+            if ((c->mode & SSL_MODE_RELEASE_BUFFERS) && wr_len(&r->in) == 0)
+                wr_free_public(&r->in);
             return 0;
+        }
         c->syscall_error = 1;
         if (n == 0 && BIO_eof(rbio)) {
             c->syscall_error = 0;
