@@ -395,10 +395,10 @@ clean:
 # then both modes' on the last line, "N passed, N failed, N skipped". make bogo BOGO_MODE=tcp
 # (or quic) runs one mode.
 # ngtcp2 0.12.1's own quictls backend and examples, unmodified, on qtls (tests/ngtcp2/run.sh);
-# curl 7.88.1 with HTTP/3 on qtls and TCP on GnuTLS in one binary (tests/curl/run.sh); HAProxy
-# 2.6 serving HTTP/3 on qtls (tests/haproxy/run.sh); nginx 1.26 serving HTTPS and HTTP/3 and
-# proxying over TLS on qtls (tests/nginx/run.sh). Each runs even when one before it fails;
-# make interop fails if any did.
+# curl 7.88.1 with qtls as its only TLS library, HTTPS and HTTP/3 (tests/curl/run.sh); HAProxy
+# 2.6 serving HTTP/3 and HTTPS and reaching TLS backends on qtls (tests/haproxy/run.sh); nginx
+# 1.26 serving HTTPS and HTTP/3 and proxying over TLS on qtls (tests/nginx/run.sh). Each runs
+# even when one before it fails; make interop fails if any did.
 interop:
 	@scripts/deps.sh build $(CC_GROUP) interop h3 curl
 	@rc=0; tests/ngtcp2/run.sh || rc=1; tests/curl/run.sh || rc=1; tests/haproxy/run.sh || rc=1; \
