@@ -213,6 +213,7 @@ static void wrong_lengths_fail_and_a_tampered_ciphertext_gives_another_secret(vo
                                            x.csecret, sizeof(x.csecret)),
                          0);
         assert_int_equal(ERR_GET_REASON(ERR_peek_last_error()), SSL_R_BAD_KEY_SHARE);
+        assert_true(crypto_kex_bad_share()); /* the peer's fault: illegal_parameter */
         crypto_kex_key_clear(&x.key);
 
         run_exchange(g, 1, 1, &x);
@@ -227,6 +228,24 @@ static void wrong_lengths_fail_and_a_tampered_ciphertext_gives_another_secret(vo
         crypto_kex_key_clear(&x.key);
     }
     ERR_clear_error();
+}
+
+/* A classical share's own checks stand: a compressed point is "bad ecpoint", the peer's fault. */
+static void compressed_point_is_the_peers_fault(void **state)
+{
+    const struct group *g = group_by_id(0x0017);
+    struct exchange x;
+    run_exchange(g, 1, 1, &x);
+    x.sshare[0] = 2;
+    ERR_clear_error();
+    assert_int_equal(crypto_kex_derive(g, &x.key, x.sshare, x.sshare_len, x.csecret,
+                                       sizeof(x.csecret)),
+                     0);
+    assert_int_equal(ERR_GET_REASON(ERR_peek_last_error()), SSL_R_BAD_ECPOINT);
+    assert_true(crypto_kex_bad_share());
+    ERR_clear_error();
+    assert_false(crypto_kex_bad_share());
+    crypto_kex_key_clear(&x.key);
 }
 
 /* ---- handshakes over QUIC ---- */
@@ -548,6 +567,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(
             wrong_lengths_fail_and_a_tampered_ciphertext_gives_another_secret, setup, teardown),
+        cmocka_unit_test_setup_teardown(compressed_point_is_the_peers_fault, setup, teardown),
         cmocka_unit_test_setup_teardown(every_pq_group_completes_over_quic, setup, teardown),
         cmocka_unit_test_setup_teardown(defaults_offer_the_hybrid_with_x25519_and_prefer_it, setup,
                                         teardown),

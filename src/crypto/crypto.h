@@ -199,6 +199,9 @@ QTLS_MUST_CHECK int crypto_kex_reuse_classical(const struct group *hybrid,
                                                const struct kex_key *from,
                                                const uint8_t *hybrid_share, struct kex_key *to,
                                                struct wr *share_out);
+/* After a failed derive or respond: 1 if the peer's share was wrong (illegal_parameter), 0 if
+   the failure was ours (internal_error). */
+int crypto_kex_bad_share(void);
 /* Frees the private halves (wiped) and empties key. */
 void crypto_kex_key_clear(struct kex_key *key);
 /* 1 when ML-KEM comes from libcrypto (3.5 and later), 0 when from mlkem.c. */

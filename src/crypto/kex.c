@@ -193,12 +193,41 @@ int crypto_kex_reuse_classical(const struct group *hybrid, const struct kex_key 
     return wr_ok(share_out);
 }
 
-/* A failed exchange: nothing of the secret is left, and the caller's alert is named. */
-static size_t kex_failed(uint8_t *out, size_t out_cap)
+/*
+ * A failed exchange: nothing of the secret is left. A share found wrong (a length here, or what
+ * crypto_ecdh_derive and kem_encaps refused: SSL_R_BAD_KEY_SHARE, or SSL_R_BAD_ECPOINT for a
+ * compressed point) says so;
+ * anything else is ours (crypto_kex_bad_share tells the caller which alert to send).
+ */
+static size_t kex_failed(uint8_t *out, size_t out_cap, int bad_length)
 {
     OPENSSL_cleanse(out, out_cap);
-    ERR_raise(ERR_LIB_SSL, SSL_R_BAD_KEY_SHARE);
+    if (bad_length)
+        ERR_raise(ERR_LIB_SSL, SSL_R_BAD_KEY_SHARE);
+    else if (!crypto_kex_bad_share())
+        ERR_raise(ERR_LIB_SSL, ERR_R_EVP_LIB);
     return 0;
+}
+
+int crypto_kex_bad_share(void)
+{
+    unsigned long e = ERR_peek_last_error();
+    int r = ERR_GET_REASON(e);
+    return ERR_GET_LIB(e) == ERR_LIB_SSL && (r == SSL_R_BAD_KEY_SHARE || r == SSL_R_BAD_ECPOINT);
+}
+
+/* A hybrid's secret, its halves in the group's order (the draft's concatenation); 0 if !ok. */
+static size_t join_secrets(const struct group *g, int ok, uint8_t *ecdh, size_t n, uint8_t *ss,
+                           uint8_t *out)
+{
+    struct halves secret = halves_of(g, n, MLKEM_SS_LEN);
+    if (ok) {
+        memcpy(out + secret.ec_at, ecdh, n);
+        memcpy(out + secret.kem_at, ss, MLKEM_SS_LEN);
+    }
+    OPENSSL_cleanse(ecdh, CRYPTO_KEX_MAX_SECRET);
+    OPENSSL_cleanse(ss, MLKEM_SS_LEN);
+    return ok ? n + MLKEM_SS_LEN : 0;
 }
 
 /* Client, hybrid: the server's share is ciphertext and curve share, the secret both secrets. */
@@ -211,14 +240,7 @@ static size_t hybrid_derive(const struct group *g, struct kex_key *key, const ui
     size_t n = crypto_ecdh_derive(ec, key->ec, peer + share.ec_at, ec->share_len, ecdh,
                                   sizeof(ecdh));
     int ok = n != 0 && kem_decaps(g->mlkem, key, peer + share.kem_at, ss);
-    struct halves secret = halves_of(g, n, MLKEM_SS_LEN);
-    if (ok) {
-        memcpy(out + secret.ec_at, ecdh, n);
-        memcpy(out + secret.kem_at, ss, MLKEM_SS_LEN);
-    }
-    OPENSSL_cleanse(ecdh, sizeof(ecdh));
-    OPENSSL_cleanse(ss, sizeof(ss));
-    return ok ? n + MLKEM_SS_LEN : 0;
+    return join_secrets(g, ok, ecdh, n, ss, out);
 }
 
 size_t crypto_kex_derive(const struct group *g, struct kex_key *key, const uint8_t *peer,
@@ -228,12 +250,12 @@ size_t crypto_kex_derive(const struct group *g, struct kex_key *key, const uint8
     if (!group_is_pq(g)) /* its own checks: a compressed point is "bad ecpoint" (§4.2.8.2) */
         return crypto_ecdh_derive(g, key->ec, peer, peer_len, out, out_cap);
     if (out_cap < CRYPTO_KEX_MAX_SECRET || peer_len != g->server_share_len)
-        return kex_failed(out, out_cap); /* draft-ietf-tls-ecdhe-mlkem §4: the ciphertext's too */
+        return kex_failed(out, out_cap, 1); /* draft-ietf-tls-ecdhe-mlkem §4: the ciphertext's too */
     if (g->kind == KEX_MLKEM)
         n = kem_decaps(g->mlkem, key, peer, out) ? MLKEM_SS_LEN : 0;
     else
         n = hybrid_derive(g, key, peer, out);
-    return n != 0 ? n : kex_failed(out, out_cap);
+    return n != 0 ? n : kex_failed(out, out_cap, 0);
 }
 
 /* Server, classical: a key pair for this handshake, its share, the secret. */
@@ -261,14 +283,7 @@ static size_t hybrid_respond(const struct group *g, const uint8_t *peer, struct 
     else
         ok = kem_encaps(g->mlkem, peer + in.kem_at, share, ss) &&
              (n = ecdh_respond(ec, peer + in.ec_at, share, ecdh, sizeof(ecdh))) != 0;
-    struct halves secret = halves_of(g, n, MLKEM_SS_LEN);
-    if (ok) {
-        memcpy(out + secret.ec_at, ecdh, n);
-        memcpy(out + secret.kem_at, ss, MLKEM_SS_LEN);
-    }
-    OPENSSL_cleanse(ecdh, sizeof(ecdh));
-    OPENSSL_cleanse(ss, sizeof(ss));
-    return ok ? n + MLKEM_SS_LEN : 0;
+    return join_secrets(g, ok, ecdh, n, ss, out);
 }
 
 size_t crypto_kex_respond(const struct group *g, const uint8_t *peer, size_t peer_len,
@@ -276,12 +291,12 @@ size_t crypto_kex_respond(const struct group *g, const uint8_t *peer, size_t pee
 {
     size_t n;
     if (out_cap < CRYPTO_KEX_MAX_SECRET || peer_len != g->share_len)
-        return kex_failed(out, out_cap);
+        return kex_failed(out, out_cap, 1);
     if (g->kind == KEX_MLKEM)
         n = kem_encaps(g->mlkem, peer, share_out, out) ? MLKEM_SS_LEN : 0;
     else if (g->kind == KEX_HYBRID)
         n = hybrid_respond(g, peer, share_out, out);
     else
         n = ecdh_respond(g, peer, share_out, out, out_cap);
-    return n != 0 ? n : kex_failed(out, out_cap);
+    return n != 0 ? n : kex_failed(out, out_cap, 0);
 }

@@ -247,8 +247,10 @@ static enum hs_wait process_server_hello(SSL *c, const struct rd *whole)
         return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_WRONG_CURVE);
     size_t n = crypto_kex_derive(group_by_id(group_id), key, share.p, share.n, ecdhe,
                                  sizeof(ecdhe));
-    if (n == 0)
+    if (n == 0 && crypto_kex_bad_share())
         return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
+    if (n == 0)
+        return hs_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
     c->group_id = group_id;
     drop_key_shares(hs);
     int ok = psk_client_server_hello(c) &&

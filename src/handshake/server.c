@@ -438,7 +438,7 @@ static enum hs_wait do_send_server_hello(SSL *c)
     size_t n = crypto_kex_respond(hs->kex_group, hs->peer_share.buf, hs->peer_share.len,
                                   &hs->my_share, ecdhe, sizeof(ecdhe));
     wr_free(&hs->peer_share);
-    if (n == 0 && ERR_GET_REASON(ERR_peek_last_error()) == SSL_R_BAD_KEY_SHARE)
+    if (n == 0 && crypto_kex_bad_share())
         return hs_fail(c, SSL_AD_ILLEGAL_PARAMETER, SSL_R_BAD_KEY_SHARE);
     if (n == 0 || !wr_ok(&hs->my_share))
         return hs_fail(c, SSL_AD_INTERNAL_ERROR, ERR_R_INTERNAL_ERROR);
