@@ -81,6 +81,8 @@ mkdir -p "$LOGS" "$W/run"
 . "$ROOT/tests/lib/results.sh"
 # shellcheck source=../lib/debsrc.sh
 . "$ROOT/tests/lib/debsrc.sh"
+# shellcheck source=../lib/linkcheck.sh
+. "$ROOT/tests/lib/linkcheck.sh"
 
 # Packages: scripts/deps.sh installs them as root and otherwise names them.
 "$ROOT/scripts/deps.sh" build interop certs h3 pq || { nfail=1; finish; }
@@ -116,26 +118,8 @@ make -C "$SRC" -j"$JOBS" TARGET=linux-glibc USE_OPENSSL=1 USE_QUIC=1 \
 HAPROXY=$SRC/haproxy
 pass build
 
-needed=$(ldd "$HAPROXY")
-if echo "$needed" | grep -q 'libssl\.so'; then
-    fail links-qtls "the binary needs a libssl: $(echo "$needed" | grep libssl)"
-elif ! echo "$needed" | grep -q "libqtls\.so.* => $PREFIX/lib/"; then
-    fail links-qtls "libqtls does not come from $PREFIX/lib: $(echo "$needed" | grep qtls)"
-else
-    pass links-qtls
-fi
-
-# Imported names that the system libssl defines and libqtls does not.
-defined() { nm -D --defined-only "$1" | awk '{print $3}' | sed 's/@.*//' | sort -u; }
-nm -D --undefined-only "$HAPROXY" | awk '{print $2}' | sed 's/@.*//' | sort -u >"$LOGS/imports"
-defined "$SYSLIBSSL" >"$LOGS/libssl.names"
-defined "$PREFIX/lib/libssl.so" >"$LOGS/qtls.names"
-only_libssl=$(comm -12 "$LOGS/imports" "$LOGS/libssl.names" | comm -23 - "$LOGS/qtls.names")
-if [ -n "$only_libssl" ]; then
-    fail nm-u "imports only libssl defines: $(echo "$only_libssl" | tr '\n' ' ')"
-else
-    pass "nm-u ($(comm -12 "$LOGS/imports" "$LOGS/qtls.names" | wc -l) libssl names, all from qtls)"
-fi
+linkcheck_libs "$HAPROXY" "$PREFIX"
+linkcheck_imports "$HAPROXY" "$PREFIX" "$SYSLIBSSL" "$LOGS"
 
 if LD_BIND_NOW=1 "$HAPROXY" -vv >"$LOGS/vv.log" 2>&1 && grep -q '+QUIC' "$LOGS/vv.log"; then
     pass bind-now

@@ -80,6 +80,8 @@ mkdir -p "$LOGS" "$RUN"
 . "$ROOT/tests/lib/results.sh"
 # shellcheck source=../lib/debsrc.sh
 . "$ROOT/tests/lib/debsrc.sh"
+# shellcheck source=../lib/linkcheck.sh
+. "$ROOT/tests/lib/linkcheck.sh"
 
 # Packages: scripts/deps.sh installs them as root and otherwise names them
 # (interop has libpcre2-dev, nghttp2-client's h2load, gnutls-bin's gnutls-cli).
@@ -154,29 +156,8 @@ NGINX=$OBJ/nginx
 [ -x "$NGINX" ] || die build "no $NGINX after make" "$LOGS/build.log"
 pass build
 
-needed=$(ldd "$NGINX")
-if echo "$needed" | grep -q 'libssl\.so'; then
-    fail links-qtls "the binary needs a libssl: $(echo "$needed" | grep libssl)"
-elif ! echo "$needed" | grep -q "libqtls\.so.* => $PREFIX/lib/"; then
-    fail links-qtls "libqtls does not come from $PREFIX/lib: $(echo "$needed" | grep qtls)"
-else
-    pass links-qtls
-fi
-
-# Imported names: those the system libssl defines must all be libqtls's.
-defined() { nm -D --defined-only "$1" | awk '{print $3}' | sed 's/@.*//' | sort -u; }
-nm -D --undefined-only "$NGINX" | awk '{print $2}' | sed 's/@.*//' | sort -u >"$LOGS/imports"
-defined "$SYSLIBSSL" >"$LOGS/libssl.names"
-defined "$PREFIX/lib/libssl.so" >"$LOGS/qtls.names"
-comm -12 "$LOGS/imports" "$LOGS/qtls.names" >"$LOGS/imports.qtls"
-only_libssl=$(comm -12 "$LOGS/imports" "$LOGS/libssl.names" | comm -23 - "$LOGS/qtls.names")
-# And every SSL_* import at all (a quictls-only name the system libssl lacks too).
-ssl_missing=$(grep -E '^(SSL|TLS|DTLS|OPENSSL_init_ssl)' "$LOGS/imports" | comm -23 - "$LOGS/qtls.names")
-if [ -n "$only_libssl$ssl_missing" ]; then
-    fail nm-u "imports libqtls does not define: $(echo "$only_libssl $ssl_missing" | tr '\n' ' ')"
-else
-    pass "nm-u ($(wc -l <"$LOGS/imports.qtls") libssl names, all from qtls; list: $LOGS/imports.qtls)"
-fi
+linkcheck_libs "$NGINX" "$PREFIX"
+linkcheck_imports "$NGINX" "$PREFIX" "$SYSLIBSSL" "$LOGS"
 
 if LD_BIND_NOW=1 "$NGINX" -V >"$LOGS/V.log" 2>&1 &&
     grep -q -- '--with-http_v3_module' "$LOGS/V.log" && grep -q 'TLS SNI support enabled' "$LOGS/V.log"; then
