@@ -1,4 +1,4 @@
-/* The framing, command line, wire reading and result line of frame.h. */
+/* The framing, command line, wire reading, result line and the shared SSL_CTX of frame.h. */
 #include "frame.h"
 
 #include <errno.h>
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <openssl/evp.h>
+#include <openssl/ssl.h>
 
 static void usage(const char *prog)
 {
@@ -318,4 +319,49 @@ int side_fail(const char *fmt, ...)
     printf("\n");
     fflush(stdout);
     return 1;
+}
+
+/* The server's ALPN choice: h3, the only protocol either side speaks. */
+static int select_h3(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                     const unsigned char *in, unsigned int inlen, void *arg)
+{
+    static const unsigned char h3[] = {2, 'h', '3'};
+    if (SSL_select_next_proto((unsigned char **)out, outlen, h3, sizeof(h3), in, inlen) !=
+        OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_ALERT_FATAL;
+    return SSL_TLSEXT_ERR_OK;
+}
+
+/* A server's certificate and ALPN choice, or a client's ALPN offer and trust anchor. */
+static int side_ctx_role(SSL_CTX *ctx, const struct side_opts *o)
+{
+    static const unsigned char h3[] = {2, 'h', '3'};
+    if (o->server) {
+        SSL_CTX_set_alpn_select_cb(ctx, select_h3, NULL);
+        return SSL_CTX_use_certificate_chain_file(ctx, o->cert) == 1 &&
+               SSL_CTX_use_PrivateKey_file(ctx, o->key, SSL_FILETYPE_PEM) == 1;
+    }
+    if (SSL_CTX_set_alpn_protos(ctx, h3, sizeof(h3)) != 0)
+        return 0;
+    if (o->ca == NULL)
+        return 1;
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    return SSL_CTX_load_verify_locations(ctx, o->ca, NULL) == 1;
+}
+
+SSL_CTX *side_ctx(const struct side_opts *o, const char *impl)
+{
+    SSL_CTX *ctx = SSL_CTX_new(o->server ? TLS_server_method() : TLS_client_method());
+    if (ctx == NULL || !SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION))
+        goto err;
+    if (o->groups != NULL && SSL_CTX_set1_groups_list(ctx, o->groups) != 1) {
+        fprintf(stderr, "%s_side: groups %s refused\n", impl, o->groups);
+        goto err;
+    }
+    if (!side_ctx_role(ctx, o))
+        goto err;
+    return ctx;
+err:
+    SSL_CTX_free(ctx);
+    return NULL;
 }

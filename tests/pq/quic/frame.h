@@ -88,6 +88,13 @@ int side_report(const char *impl, const struct side_opts *o, const char *group,
                 const struct wire *w, const char *suite, const char *alpn, const uint8_t *peer_tp,
                 size_t peer_tp_len, const struct secrets *s, const uint8_t *peer_digest,
                 size_t app_in);
+/*
+ * The context both sides configure alike (frame.c is built with each side's libssl headers):
+ * TLS 1.3, the groups asked for, ALPN "h3"; a server's certificate, a client's trust anchor
+ * with SSL_VERIFY_PEER. NULL on failure (printed). The side adds its QUIC interface.
+ */
+typedef struct ssl_ctx_st SSL_CTX;
+SSL_CTX *side_ctx(const struct side_opts *o, const char *impl);
 /* Prints "result fail WHY" and returns 1. */
 int side_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -57,47 +57,6 @@ static int send_alert(SSL *ssl, enum ssl_encryption_level_t level, uint8_t alert
 
 static const SSL_QUIC_METHOD method = {set_secrets, add_handshake_data, flush_flight, send_alert};
 
-static int select_h3(SSL *ssl, const unsigned char **out, unsigned char *outlen,
-                     const unsigned char *in, unsigned int inlen, void *arg)
-{
-    static const unsigned char h3[] = {2, 'h', '3'};
-    if (SSL_select_next_proto((unsigned char **)out, outlen, h3, sizeof(h3), in, inlen) !=
-        OPENSSL_NPN_NEGOTIATED)
-        return SSL_TLSEXT_ERR_ALERT_FATAL;
-    return SSL_TLSEXT_ERR_OK;
-}
-
-static SSL_CTX *make_ctx(const struct side_opts *o)
-{
-    static const unsigned char h3[] = {2, 'h', '3'};
-    SSL_CTX *ctx = SSL_CTX_new(o->server ? TLS_server_method() : TLS_client_method());
-    if (ctx == NULL || !SSL_CTX_set_quic_method(ctx, &method) ||
-        !SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION))
-        goto err;
-    if (o->groups != NULL && SSL_CTX_set1_groups_list(ctx, o->groups) != 1) {
-        fprintf(stderr, "qtls_side: groups %s refused\n", o->groups);
-        goto err;
-    }
-    if (o->server) {
-        if (SSL_CTX_use_certificate_chain_file(ctx, o->cert) != 1 ||
-            SSL_CTX_use_PrivateKey_file(ctx, o->key, SSL_FILETYPE_PEM) != 1)
-            goto err;
-        SSL_CTX_set_alpn_select_cb(ctx, select_h3, NULL);
-    } else {
-        if (SSL_CTX_set_alpn_protos(ctx, h3, sizeof(h3)) != 0)
-            goto err;
-        if (o->ca != NULL) {
-            if (SSL_CTX_load_verify_locations(ctx, o->ca, NULL) != 1)
-                goto err;
-            SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-        }
-    }
-    return ctx;
-err:
-    SSL_CTX_free(ctx);
-    return NULL;
-}
-
 /* Tells the peer (an alert if the TLS sent one), prints why, returns 1. */
 static int fail(const char *why, long detail)
 {
@@ -120,7 +79,11 @@ int main(int argc, char **argv)
     side_parse(argc, argv, "qtls", &o);
     S.server = o.server;
     S.out_fd = -1;
-    SSL_CTX *ctx = make_ctx(&o);
+    SSL_CTX *ctx = side_ctx(&o, "qtls");
+    if (ctx != NULL && !SSL_CTX_set_quic_method(ctx, &method)) {
+        SSL_CTX_free(ctx);
+        ctx = NULL;
+    }
     SSL *ssl = ctx != NULL ? SSL_new(ctx) : NULL;
     if (ssl == NULL)
         return fail("setting up the context", 0);
