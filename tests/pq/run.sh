@@ -67,19 +67,13 @@ flock -w 600 9 || { echo "$0: another run holds $BUILD/.pq-run.lock" >&2; exit 1
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
 
+# shellcheck source=../lib/tls_peers.sh
+. "$(dirname "$0")/../lib/tls_peers.sh"
+
 PEERS=${PQ_PEERS:-"ossl35 go124"}
 CASES="x25519mlkem768 secp256r1mlkem768 secp384r1mlkem1024 mlkem768 mlkem1024 default
 fallback_x25519 fallback_two_shares server_prefers_hybrid server_classical_first"
 
-SERVER_PIDS=()
-stop_servers() {
-    local p
-    for p in "${SERVER_PIDS[@]}"; do
-        kill "$p" 2>/dev/null
-        wait "$p" 2>/dev/null
-    done
-    SERVER_PIDS=()
-}
 trap stop_servers EXIT
 
 bin_of() { # KIND
@@ -214,45 +208,8 @@ norm_group() {
 WHY=""
 CASE_LOGS=()
 
-field() { # FILE PREFIX KEY
-    sed -n "s/^$2 .* $3=\([^ ]*\).*/\1/p" "$1" | head -n 1
-}
 
-start_server() { # BIN LOG ARGS...: sets PORT
-    local bin=$1 log=$2 pid
-    shift 2
-    timeout -k 2 "$PROC_TIMEOUT" "$bin" server --port 0 --cert "$CERTS/ecdsa256.pem" \
-        --key "$CERTS/ecdsa256.key" --ca "$CERTS/ca.pem" --timeout "$IO_TIMEOUT" "$@" \
-        >"$log" 2>&1 &
-    pid=$!
-    SERVER_PIDS+=("$pid")
-    CASE_LOGS+=("$log")
-    PORT=""
-    for _ in $(seq 200); do
-        PORT=$(sed -n 's/^port \([0-9]*\)$/\1/p' "$log")
-        [ -n "$PORT" ] && return 0
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.025
-    done
-    WHY="$WHY the server ($bin) did not start;"
-    return 1
-}
 
-wait_server() { # PID SECS: sets RC
-    local pid=$1 i
-    for ((i = 0; i < $2 * 20; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.05
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-        kill "$pid" 2>/dev/null
-        wait "$pid" 2>/dev/null
-        RC=killed
-    else
-        wait "$pid" 2>/dev/null
-        RC=$?
-    fi
-}
 
 check_value() { # LOG KEY WANT LABEL
     local v

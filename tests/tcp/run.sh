@@ -61,20 +61,14 @@ SAN_PATTERN='ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|WARNING: ThreadSanit
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
 
+# shellcheck source=../lib/tls_peers.sh
+. "$(dirname "$0")/../lib/tls_peers.sh"
+
 PEERS="ossl gnutls go"
 CASES="suite_aes128 suite_aes256 suite_chacha20 group_x25519 group_p256 group_p384 hrr resumption
 0rtt_accepted 0rtt_rejected 0rtt_rejected_newkey keyupdate_by_qtls keyupdate_by_peer bulk_16m
 close_client_first close_server_first client_cert pha tls12_refused"
 
-SERVER_PIDS=()
-stop_servers() {
-    local p
-    for p in "${SERVER_PIDS[@]}"; do
-        kill "$p" 2>/dev/null
-        wait "$p" 2>/dev/null
-    done
-    SERVER_PIDS=()
-}
 trap stop_servers EXIT
 
 bin_of() { # KIND
@@ -221,46 +215,9 @@ WHY=""
 CASE_LOGS=()
 
 # field FILE PREFIX KEY: KEY's value on the line that starts with PREFIX ("conn 2", "result").
-field() {
-    sed -n "s/^$2 .* $3=\([^ ]*\).*/\1/p" "$1" | head -n 1
-}
 
-start_server() { # BIN LOG ARGS...: sets PORT
-    local bin=$1 log=$2 pid
-    shift 2
-    timeout -k 2 "$PROC_TIMEOUT" "$bin" server --port 0 --cert "$CERTS/ecdsa256.pem" \
-        --key "$CERTS/ecdsa256.key" --ca "$CERTS/ca.pem" --timeout "$IO_TIMEOUT" "$@" \
-        >"$log" 2>&1 &
-    pid=$!
-    SERVER_PIDS+=("$pid")
-    CASE_LOGS+=("$log")
-    PORT=""
-    for _ in $(seq 200); do
-        PORT=$(sed -n 's/^port \([0-9]*\)$/\1/p' "$log")
-        [ -n "$PORT" ] && return 0
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.025
-    done
-    WHY="$WHY the server ($bin) did not start;"
-    return 1
-}
 
 # Waits up to SECS for a server to end on its own; then it is killed. Sets RC.
-wait_server() { # PID SECS
-    local pid=$1 i
-    for ((i = 0; i < $2 * 20; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.05
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-        kill "$pid" 2>/dev/null
-        wait "$pid" 2>/dev/null
-        RC=killed
-    else
-        wait "$pid" 2>/dev/null
-        RC=$?
-    fi
-}
 
 # check_value SIDE_LOG PREFIX KEY WANT IS_QTLS LABEL
 check_value() {
